@@ -1,0 +1,124 @@
+// The contract between the router (main thread) and the engine (worker).
+// Everything here crosses a worker boundary through comlink, so it must be
+// structured-clone friendly: plain objects, arrays, typed arrays. No classes.
+
+export type ModelTask = 'chat' | 'completion' | 'embedding';
+export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed';
+export type Device = 'cpu' | 'cuda' | 'webgpu' | 'wasm';
+
+/** One entry of models/catalog.json (or the catalog in the data dir). */
+export interface CatalogEntry {
+  id: string; // svc/<name>
+  task: ModelTask;
+  class: string; // "7B", "70B", or the real size
+  context_length: number;
+  /** A local folder (absolute, or relative to the catalog file) or a hub repo id. */
+  source: string;
+  dtype?: Partial<Record<Device, string>>;
+  price: { input_per_1m: number; output_per_1m: number };
+  owned_by?: string;
+}
+
+export interface ModelState {
+  id: string;
+  task: ModelTask;
+  class: string;
+  context_length: number;
+  status: ModelStatus;
+  created: number; // unix seconds
+  owned_by: string;
+  /** Why it failed, or load progress while starting. */
+  detail?: string;
+}
+
+export interface ChatMessage {
+  role: string;
+  content: string;
+  name?: string;
+}
+
+export type PromptInput =
+  | { messages: ChatMessage[] }
+  | { text: string }
+  | { tokens: number[] };
+
+export interface SamplingParams {
+  max_tokens: number;
+  temperature: number; // 0 = greedy
+  top_p: number; // 1 = off
+  top_k: number; // -1 or 0 = off
+  min_p: number; // 0 = off
+  presence_penalty: number;
+  frequency_penalty: number;
+  seed?: number;
+  stop: string[];
+  stop_token_ids: number[];
+  ignore_eos: boolean;
+  /** How many top alternatives to report per token; -1 = no logprobs at all. */
+  logprobs: number;
+}
+
+export interface GenerateRequest {
+  /** Unique per generation; cancel() takes it. */
+  id: string;
+  model: string;
+  prompt: PromptInput;
+  sampling: SamplingParams;
+}
+
+export interface TopLogprob {
+  token: string;
+  token_id: number;
+  logprob: number;
+  bytes: number[];
+}
+
+export interface TokenLogprob extends TopLogprob {
+  top: TopLogprob[];
+}
+
+/** Sent as tokens are produced. `text` is the newly decoded text that is safe to show
+ * (held back while it could still be the start of a stop string or a split UTF-8 char). */
+export interface TokenEvent {
+  text: string;
+  token_ids: number[];
+  logprobs?: TokenLogprob[];
+}
+
+export type FinishReason = 'stop' | 'length';
+
+export interface GenerateResult {
+  text: string;
+  token_ids: number[];
+  finish_reason: FinishReason;
+  /** The stop string or stop token id that ended it; null for EOS or length. */
+  matched_stop: string | number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  /** The prompt's text as the engine rendered it (the chat template applied): for echo. */
+  prompt_text: string;
+  logprobs?: TokenLogprob[];
+}
+
+export interface EmbedRequest {
+  model: string;
+  input: (string | number[])[];
+}
+
+export interface EmbedResult {
+  /** One L2-normalised vector per input, full dimension. */
+  data: Float32Array[];
+  prompt_tokens: number;
+}
+
+/** What the worker exposes. The engine client in the main thread calls it through comlink. */
+export interface EngineApi {
+  /** Starts loading every entry; returns at once. Progress shows in models(). */
+  load(entries: CatalogEntry[]): Promise<void>;
+  models(): Promise<ModelState[]>;
+  generate(req: GenerateRequest, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
+  cancel(id: string): Promise<void>;
+  embed(req: EmbedRequest): Promise<EmbedResult>;
+  dispose(): Promise<void>;
+}
