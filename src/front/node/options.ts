@@ -1,0 +1,25 @@
+import type { Device } from '../../engine/protocol.js';
+
+/** Options of `hearth serve` and of `serve()` from `hearth/node`. */
+export interface ServeOptions {
+  host?: string; // default 127.0.0.1
+  port?: number; // default 8080; 0 takes a free port
+  /** Where keys, usage and the served catalog live (default ./.hearth). */
+  dataDir?: string;
+  /** A catalog JSON file (default models/catalog.json of the package). */
+  catalog?: string;
+  /** Serve only these model ids. */
+  models?: string[];
+  device?: Device; // default cpu
+  /** Requests per minute per key (default 60). */
+  rateLimit?: number;
+  /** Monthly cap for sandbox accounts in USD (default 5). */
+  sandboxCapUsd?: number;
+  maxBodyBytes?: number; // default 1 MiB
+  /** "file" (default), "memory", or a redis:// URL. */
+  store?: string;
+  /** Print the first key when the store has none (the CLI does; tests may not want it). */
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_DATA_DIR = '.hearth';
