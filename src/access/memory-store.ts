@@ -1,0 +1,126 @@
+// The memory store: everything in this process, gone when it exits. For tests,
+// the in-process MSW double and the browser.
+
+import type { AccessStore, AccountRow, KeyRow, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import { AccessState, type LogRecord } from './state.js';
+
+/** Base for stores whose queries are answered from an AccessState in this process. */
+export abstract class StateBackedStore implements AccessStore {
+  abstract readonly kind: string;
+  protected state = new AccessState();
+  protected closed = false;
+
+  /** Persists (if the store persists) and applies one mutation. */
+  protected abstract commit(record: LogRecord, durable: boolean): void;
+  /** Brings the state up to date with changes made elsewhere (no-op in memory). */
+  protected sync(): void {}
+
+  private live(): void {
+    if (this.closed) throw new Error(`the ${this.kind} access store is closed`);
+  }
+
+  async createAccount(account: AccountRow): Promise<void> {
+    this.live();
+    this.sync();
+    this.state.checkAccount(account);
+    this.commit({ t: 'account', ...clean(account) }, true);
+  }
+
+  async getAccount(id: string): Promise<AccountRow | undefined> {
+    this.live();
+    this.sync();
+    const a = this.state.accounts.get(id);
+    return a && { ...a };
+  }
+
+  async listAccounts(): Promise<AccountRow[]> {
+    this.live();
+    this.sync();
+    return [...this.state.accounts.values()].map((a) => ({ ...a }));
+  }
+
+  async createKey(key: KeyRow): Promise<void> {
+    this.live();
+    this.sync();
+    this.state.checkKey(key);
+    this.commit({ t: 'key', ...clean(key) }, true);
+  }
+
+  async getKey(id: string): Promise<KeyRow | undefined> {
+    this.live();
+    this.sync();
+    const k = this.state.keys.get(id);
+    return k && { ...k };
+  }
+
+  async findKeyByHash(hash: string): Promise<KeyRow | undefined> {
+    this.live();
+    this.sync();
+    return this.state.findKeyByHash(hash);
+  }
+
+  async listKeys(): Promise<KeyRow[]> {
+    this.live();
+    this.sync();
+    return [...this.state.keys.values()].map((k) => ({ ...k }));
+  }
+
+  async revokeKey(id: string, at: number): Promise<KeyRow | undefined> {
+    this.live();
+    this.sync();
+    const k = this.state.keys.get(id);
+    if (!k) return undefined;
+    if (k.revoked_at === undefined) this.commit({ t: 'revoke', id, at }, true);
+    return { ...this.state.keys.get(id)! };
+  }
+
+  async appendUsage(entry: UsageEntry): Promise<void> {
+    this.live();
+    for (const f of ['ts', 'prompt_tokens', 'completion_tokens', 'cost_usd'] as const) {
+      if (typeof entry[f] !== 'number' || !Number.isFinite(entry[f]) || entry[f] < 0) {
+        throw new Error(`usage entry: ${f} must be a finite number ≥ 0`);
+      }
+    }
+    this.sync();
+    this.commit({ t: 'usage', ...clean(entry) }, true);
+  }
+
+  async monthTotals(month: string): Promise<UsageTotals[]> {
+    this.live();
+    this.sync();
+    return this.state.monthTotals(month);
+  }
+
+  async accountMonthTotals(accountId: string, month: string): Promise<UsageTotals> {
+    this.live();
+    this.sync();
+    return this.state.accountMonthTotals(accountId, month);
+  }
+
+  async takeSlot(keyId: string, limit: number, windowMs: number, now: number): Promise<SlotResult> {
+    this.live();
+    return this.state.takeSlot(keyId, limit, windowMs, now);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/** Drops undefined fields so rows compare and serialise the same everywhere. */
+function clean<T extends object>(row: T): T {
+  const out = {} as T;
+  for (const [k, v] of Object.entries(row)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+export class MemoryStore extends StateBackedStore {
+  readonly kind = 'memory';
+  protected commit(record: LogRecord): void {
+    this.state.apply(structuredClone(record));
+  }
+}
+
+export function createMemoryStore(): AccessStore {
+  return new MemoryStore();
+}

@@ -1,0 +1,130 @@
+// The in-process state shared by the memory and file stores: tables, monthly
+// usage totals, and sliding rate windows. The file store rebuilds it by replaying
+// its log through apply(); the memory store calls the same methods directly.
+
+import type { AccountRow, KeyRow, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import { constantTimeEqual } from './keys.js';
+import { utcMonth } from './store.js';
+
+/** One line of the file store's log (and one mutation of the state). */
+export type LogRecord =
+  | { t: 'header'; format: 'hearth-access'; version: number; created: number }
+  | ({ t: 'account' } & AccountRow)
+  | ({ t: 'key' } & KeyRow)
+  | { t: 'revoke'; id: string; at: number }
+  | ({ t: 'usage' } & UsageEntry);
+
+const zero = (account_id: string): UsageTotals => ({
+  account_id,
+  requests: 0,
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  spend_usd: 0,
+});
+
+export class AccessState {
+  readonly accounts = new Map<string, AccountRow>();
+  readonly keys = new Map<string, KeyRow>();
+  private readonly byHash = new Map<string, KeyRow>();
+  /** month → account id → totals */
+  private readonly months = new Map<string, Map<string, UsageTotals>>();
+  /** key id → times (ms) of the requests counted in its current window, oldest first */
+  private readonly windows = new Map<string, number[]>();
+  private sweepAt = 0;
+
+  // ---- checks (throw before anything is written) ----
+  checkAccount(a: AccountRow): void {
+    if (!a.id || typeof a.name !== 'string') throw new Error('account needs an id and a name');
+    if (this.accounts.has(a.id)) throw new Error(`account ${a.id} already exists`);
+  }
+
+  checkKey(k: KeyRow): void {
+    if (!k.id || !/^[0-9a-f]{64}$/.test(k.hash)) throw new Error('key needs an id and a SHA-256 hex hash');
+    if (this.keys.has(k.id)) throw new Error(`key ${k.id} already exists`);
+    if (this.byHash.has(k.hash)) throw new Error('a key with this hash already exists');
+    if (!this.accounts.has(k.account_id)) throw new Error(`account ${k.account_id} does not exist`);
+  }
+
+  // ---- mutations ----
+  apply(r: LogRecord): void {
+    switch (r.t) {
+      case 'header':
+        return;
+      case 'account': {
+        const { t: _t, ...row } = r;
+        this.accounts.set(row.id, row);
+        return;
+      }
+      case 'key': {
+        const { t: _t, ...row } = r;
+        this.keys.set(row.id, row);
+        this.byHash.set(row.hash, row);
+        return;
+      }
+      case 'revoke': {
+        const k = this.keys.get(r.id);
+        if (k && k.revoked_at === undefined) k.revoked_at = r.at;
+        return;
+      }
+      case 'usage': {
+        const { t: _t, ...e } = r;
+        this.addUsage(e);
+        return;
+      }
+    }
+  }
+
+  private addUsage(e: UsageEntry): void {
+    const month = utcMonth(e.ts);
+    let m = this.months.get(month);
+    if (!m) this.months.set(month, (m = new Map()));
+    let tot = m.get(e.account_id);
+    if (!tot) m.set(e.account_id, (tot = zero(e.account_id)));
+    tot.requests += 1;
+    tot.prompt_tokens += e.prompt_tokens;
+    tot.completion_tokens += e.completion_tokens;
+    tot.spend_usd += e.cost_usd;
+  }
+
+  // ---- queries ----
+  findKeyByHash(hash: string): KeyRow | undefined {
+    const k = this.byHash.get(hash);
+    // The map lookup is on a SHA-256 digest, which an attacker cannot steer; the final
+    // comparison is constant-time all the same.
+    return k && constantTimeEqual(k.hash, hash) ? { ...k } : undefined;
+  }
+
+  monthTotals(month: string): UsageTotals[] {
+    return [...(this.months.get(month)?.values() ?? [])].map((t) => ({ ...t }));
+  }
+
+  accountMonthTotals(accountId: string, month: string): UsageTotals {
+    const t = this.months.get(month)?.get(accountId);
+    return t ? { ...t } : zero(accountId);
+  }
+
+  /** Synchronous check-and-count: no await between them, so exact within a process. */
+  takeSlot(keyId: string, limit: number, windowMs: number, now: number): SlotResult {
+    this.sweep(now, windowMs);
+    let w = this.windows.get(keyId);
+    if (!w) this.windows.set(keyId, (w = []));
+    const edge = now - windowMs;
+    let drop = 0;
+    while (drop < w.length && w[drop]! <= edge) drop++;
+    if (drop) w.splice(0, drop);
+    // A lowered per-key limit leaves extra entries; keep only what the limit needs.
+    if (w.length > limit) w.splice(0, w.length - limit);
+    if (w.length < limit) {
+      w.push(now);
+      return { allowed: true, limit, remaining: limit - w.length, resetMs: Math.max(0, w[0]! + windowMs - now) };
+    }
+    return { allowed: false, limit, remaining: 0, resetMs: Math.max(1, (w[0] ?? now) + windowMs - now) };
+  }
+
+  /** Drops windows of keys idle for a whole window, at most once per window. */
+  private sweep(now: number, windowMs: number): void {
+    if (now < this.sweepAt) return;
+    this.sweepAt = now + windowMs;
+    for (const [id, w] of this.windows) if (!w.length || w[w.length - 1]! <= now - windowMs) this.windows.delete(id);
+  }
+}
