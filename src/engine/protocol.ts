@@ -43,7 +43,8 @@ export type PromptInput =
   | { tokens: number[] };
 
 export interface SamplingParams {
-  max_tokens: number;
+  /** Absent: as many as fit in the context. Given: prompt + max_tokens over the context is an error. */
+  max_tokens?: number;
   temperature: number; // 0 = greedy
   top_p: number; // 1 = off
   top_k: number; // -1 or 0 = off

@@ -1,0 +1,19 @@
+import type { InferenceSession, Tensor } from 'onnxruntime-common';
+import type { Device } from '../engine/protocol.js';
+
+/**
+ * What the engine needs from an onnxruntime flavour. onnxruntime-node and
+ * onnxruntime-web share one API (onnxruntime-common), so the engine codes against
+ * that and each runtime supplies its module and device choice here.
+ */
+export interface Backend {
+  readonly device: Device;
+  /** `model` is a file path (Node) or the model's bytes (browser). */
+  createSession(model: string | Uint8Array): Promise<InferenceSession>;
+  readonly Tensor: typeof Tensor;
+  /** Reads a file of a local model folder: config.json, generation_config.json. */
+  readText(path: string): Promise<string>;
+  exists(path: string): Promise<boolean>;
+}
+
+export type { InferenceSession, Tensor };

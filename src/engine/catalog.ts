@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import type { CatalogEntry } from './protocol.js';
+
+const entrySchema = z.object({
+  id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'ids look like svc/<name>'),
+  task: z.enum(['chat', 'completion', 'embedding']),
+  class: z.string(),
+  context_length: z.number().int().positive(),
+  source: z.string().min(1),
+  dtype: z.record(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
+  price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }),
+  owned_by: z.string().optional(),
+});
+
+const catalogSchema = z.object({ models: z.array(entrySchema) });
+
+/** Local folders are written as paths ("./fixtures/x", "/opt/m"); anything else is a hub repo id. */
+export function isHubId(source: string): boolean {
+  return !/^[./]/.test(source);
+}
+
+/**
+ * Parses a catalog file. Local sources are resolved against the catalog's folder
+ * (`resolve` joins paths in a way that suits the runtime: node:path or URLs).
+ */
+export function parseCatalog(text: string, resolve: (source: string) => string): CatalogEntry[] {
+  const parsed = catalogSchema.parse(JSON.parse(text));
+  return parsed.models.map((m) => ({
+    ...m,
+    dtype: m.dtype as CatalogEntry['dtype'],
+    source: isHubId(m.source) ? m.source : resolve(m.source),
+  }));
+}

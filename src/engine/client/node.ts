@@ -1,0 +1,73 @@
+import { Worker } from 'node:worker_threads';
+import { EngineError } from '../errors.js';
+import type { CatalogEntry, Device, EngineApi } from '../protocol.js';
+import { Comlink, nodeEndpoint } from '../rpc.js';
+
+export interface NodeEngine extends EngineApi {
+  /** Stops the worker thread. */
+  terminate(): Promise<void>;
+}
+
+/**
+ * Starts the engine in a worker thread and returns its API. Calls in flight when
+ * the worker dies fail with `engine_crashed`, and a fresh worker is started that
+ * loads the same models again, so the next request finds a working engine.
+ */
+export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
+  const device = opts.device ?? 'cpu';
+  let entries: CatalogEntry[] = [];
+  let closing = false;
+  const pending = new Set<(e: Error) => void>();
+  let current = spawn();
+
+  function spawn() {
+    const worker = new Worker(workerUrl(), { workerData: { device }, execArgv: workerExecArgv() });
+    const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
+    worker.on('error', () => undefined); // reported through 'exit'
+    worker.once('exit', () => {
+      if (closing) return;
+      const crash = new EngineError('engine_crashed', 'The engine worker stopped unexpectedly; it is being restarted');
+      for (const reject of pending) reject(crash);
+      pending.clear();
+      current = spawn();
+      if (entries.length) void current.api.load(entries);
+    });
+    return { worker, api };
+  }
+
+  /** Runs a call on the current worker, failing it if the worker dies meanwhile. */
+  function call<T>(fn: (api: Comlink.Remote<EngineApi>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      pending.add(reject);
+      fn(current.api).then(resolve, reject).finally(() => pending.delete(reject));
+    });
+  }
+
+  return {
+    load: (list) => {
+      entries = [...entries.filter((e) => !list.some((n) => n.id === e.id)), ...list];
+      return call((api) => api.load(list));
+    },
+    models: () => call((api) => api.models()),
+    generate: (req, onToken) => call((api) => api.generate(req, Comlink.proxy(onToken))),
+    cancel: (id) => call((api) => api.cancel(id)),
+    embed: (req) => call((api) => api.embed(req)),
+    dispose: () => call((api) => api.dispose()),
+    async terminate() {
+      closing = true;
+      await current.api.dispose().catch(() => undefined);
+      await current.worker.terminate();
+    },
+  };
+}
+
+// Compiled, this file sits at dist/src/engine/client/ and the worker at dist/worker/.
+// Run from source (vitest), the worker is TypeScript and needs tsx's loader.
+function workerUrl(): URL {
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return new URL(`../../../worker/node.${ext}`, import.meta.url);
+}
+
+function workerExecArgv(): string[] {
+  return import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [];
+}

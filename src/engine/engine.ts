@@ -1,0 +1,113 @@
+import type { Backend } from '../backends/types.js';
+import { EngineError } from './errors.js';
+import { ModelHost, type LoadedModel } from './model-host.js';
+import type {
+  CatalogEntry,
+  EmbedRequest,
+  EmbedResult,
+  EngineApi,
+  GenerateRequest,
+  GenerateResult,
+  ModelTask,
+  TokenEvent,
+} from './protocol.js';
+import { Sequence } from './sequence.js';
+
+/**
+ * The engine as the worker exposes it: finds the model, turns the prompt into
+ * tokens, checks it fits, and hands a Sequence to that model's scheduler.
+ */
+export function createEngine(backend: Backend): EngineApi {
+  const hosts = new Map<string, ModelHost>();
+
+  function ready(id: string, tasks: ModelTask[]): { host: ModelHost; model: LoadedModel } {
+    const host = hosts.get(id);
+    if (!host) throw new EngineError('model_not_found', `The model \`${id}\` does not exist`, 'model');
+    if (host.status !== 'ready' || !host.loaded) {
+      const why = host.status === 'failed' ? `failed to load: ${host.detail}` : `is ${host.status}`;
+      throw new EngineError('model_not_ready', `The model \`${id}\` ${why}`, 'model', host.status === 'failed' ? 60 : 2);
+    }
+    if (!tasks.includes(host.entry.task)) {
+      throw new EngineError('unsupported_task', `The model \`${id}\` is a ${host.entry.task} model`, 'model');
+    }
+    return { host, model: host.loaded };
+  }
+
+  return {
+    async load(entries: CatalogEntry[]) {
+      for (const entry of entries) {
+        if (!hosts.has(entry.id)) hosts.set(entry.id, new ModelHost(entry, backend));
+      }
+    },
+
+    async models() {
+      return [...hosts.values()].map((h) => h.state());
+    },
+
+    async generate(req: GenerateRequest, onToken: (ev: TokenEvent) => void): Promise<GenerateResult> {
+      const { host, model } = ready(req.model, ['chat', 'completion']);
+      const { codec, lm, scheduler } = model;
+      if (!lm || !scheduler) throw new EngineError('unsupported_task', `${req.model} cannot generate`, 'model');
+      const p = req.prompt;
+      const { ids, text, param } =
+        'messages' in p
+          ? { ...codec.encodeChat(p.messages), param: 'messages' }
+          : 'text' in p
+            ? { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' }
+            : { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };
+      if (ids.length === 0) throw new EngineError('invalid_value', 'The prompt is empty', param);
+      const bad = ids.find((id) => !Number.isInteger(id) || id < 0 || id >= lm.vocabSize);
+      if (bad !== undefined) throw new EngineError('invalid_value', `Token id ${bad} is outside the vocabulary`, param);
+      const ctx = host.entry.context_length;
+      const asked = req.sampling.max_tokens;
+      if (asked !== undefined && ids.length + asked > ctx) {
+        throw new EngineError(
+          'context_length_exceeded',
+          `This model's maximum context length is ${ctx} tokens. However, you requested ` +
+            `${ids.length + asked} tokens (${ids.length} in the prompt, ` +
+            `${asked} for the completion). Please reduce the prompt or max_tokens.`,
+          param,
+        );
+      }
+      if (ids.length >= ctx) {
+        throw new EngineError('context_length_exceeded', `The prompt has ${ids.length} tokens; this model's maximum context length is ${ctx}`, param);
+      }
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, onToken);
+      void scheduler.submit(seq).catch(() => undefined);
+      return seq.result;
+    },
+
+    async cancel(id: string) {
+      for (const h of hosts.values()) h.loaded?.scheduler?.cancel(id);
+    },
+
+    async embed(req: EmbedRequest): Promise<EmbedResult> {
+      const { host, model } = ready(req.model, ['embedding']);
+      const ids = req.input.map((x) => (typeof x === 'string' ? model.codec.encodeText(x) : x));
+      const ctx = host.entry.context_length;
+      ids.forEach((seq, i) => {
+        if (seq.length === 0) throw new EngineError('invalid_value', `input[${i}] is empty`, 'input');
+        if (seq.length > ctx) {
+          throw new EngineError(
+            'context_length_exceeded',
+            `input[${i}] has ${seq.length} tokens; this model's maximum is ${ctx}`,
+            'input',
+          );
+        }
+        if (seq.some((t) => !Number.isInteger(t) || t < 0 || t >= model.codec.vocabSize)) {
+          throw new EngineError('invalid_value', `input[${i}] has a token id outside the vocabulary`, 'input');
+        }
+      });
+      const data = await model.encoder!.embed(ids);
+      return { data, prompt_tokens: ids.reduce((n, s) => n + s.length, 0) };
+    },
+
+    async dispose() {
+      for (const h of hosts.values()) {
+        h.loaded?.scheduler?.abortAll(new EngineError('model_not_ready', 'the engine is shutting down'));
+        await h.dispose();
+      }
+      hosts.clear();
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import type { KvCache } from './models/causal-lm.js';
+import type {
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  TokenEvent,
+  TokenLogprob,
+} from './protocol.js';
+import { createRng, randomSeed } from './sampling/rng.js';
+import { sampleToken, type SampledToken } from './sampling/sampler.js';
+import type { StreamDecoder, TextCodec } from './text/codec.js';
+import { StopMatcher } from './text/stop-matcher.js';
+
+export interface SequenceLimits {
+  eosIds: readonly number[];
+  contextLength: number;
+}
+
+/**
+ * One generation in flight: its tokens, its KV cache, its sampler state and its
+ * text so far. The scheduler advances it one step at a time; it decides when it
+ * is done and what the client sees.
+ */
+export class Sequence {
+  readonly generated: number[] = [];
+  kv: KvCache | null = null;
+  cancelled = false;
+  readonly result: Promise<GenerateResult>;
+
+  private readonly counts = new Map<number, number>();
+  private readonly rng: () => number;
+  private readonly stop: StopMatcher;
+  private readonly decoder: StreamDecoder;
+  private readonly logprobs: TokenLogprob[] = [];
+  private settle!: { resolve: (r: GenerateResult) => void; reject: (e: unknown) => void };
+
+  constructor(
+    readonly req: GenerateRequest,
+    readonly promptIds: number[],
+    private readonly promptText: string,
+    private readonly codec: TextCodec,
+    private readonly limits: SequenceLimits,
+    private readonly onToken: (ev: TokenEvent) => void,
+  ) {
+    this.rng = createRng(req.sampling.seed ?? randomSeed());
+    this.stop = new StopMatcher(req.sampling.stop);
+    this.decoder = codec.streamDecoder();
+    this.result = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+  }
+
+  get id(): string {
+    return this.req.id;
+  }
+
+  /** What to feed the model next: the whole prompt first, then the last token. */
+  nextInput(): number[] {
+    return this.kv ? [this.generated[this.generated.length - 1]] : this.promptIds;
+  }
+
+  /** Samples from this step's logits. Returns true when the sequence has finished. */
+  advance(logits: Float32Array): boolean {
+    const s = this.req.sampling;
+    const token = sampleToken(logits, s, this.rng, this.counts);
+    this.generated.push(token.id);
+    this.counts.set(token.id, (this.counts.get(token.id) ?? 0) + 1);
+    const logprob = s.logprobs >= 0 ? this.describe(token) : undefined;
+    if (logprob) this.logprobs.push(logprob);
+
+    if (!s.ignore_eos && this.limits.eosIds.includes(token.id)) return this.finish('stop', null, logprob);
+    if (s.stop_token_ids.includes(token.id)) return this.finish('stop', token.id, logprob);
+
+    const { emit, matched } = this.stop.push(this.decoder.push(token.id));
+    if (matched !== null) return this.finish('stop', matched, logprob, emit);
+    const total = this.promptIds.length + this.generated.length;
+    if (this.generated.length >= (s.max_tokens ?? Infinity) || total >= this.limits.contextLength) {
+      return this.finish('length', null, logprob, emit);
+    }
+    this.send(emit, [token.id], logprob);
+    return false;
+  }
+
+  fail(error: unknown): void {
+    this.settle.reject(error);
+  }
+
+  private finish(reason: FinishReason, matched: string | number | null, logprob?: TokenLogprob, emitted = ''): true {
+    // A stop string already trimmed the text; otherwise what was held back is real.
+    const tail = matched === null || typeof matched === 'number' ? this.stop.push(this.decoder.end()).emit + this.stop.flush() : '';
+    this.send(emitted + tail, [this.generated[this.generated.length - 1]], logprob);
+    this.settle.resolve({
+      text: this.stop.value,
+      token_ids: [...this.generated],
+      finish_reason: reason,
+      matched_stop: matched,
+      prompt_tokens: this.promptIds.length,
+      completion_tokens: this.generated.length,
+      cached_tokens: 0,
+      prompt_text: this.promptText,
+      logprobs: this.req.sampling.logprobs >= 0 ? this.logprobs : undefined,
+    });
+    return true;
+  }
+
+  private send(text: string, ids: number[], logprob?: TokenLogprob): void {
+    this.onToken({ text, token_ids: ids, logprobs: logprob ? [logprob] : undefined });
+  }
+
+  private describe(token: SampledToken): TokenLogprob {
+    const info = (id: number, logprob: number) => ({
+      token: this.codec.tokenText(id),
+      token_id: id,
+      logprob,
+      bytes: [...this.codec.tokenBytes(id)],
+    });
+    return { ...info(token.id, token.logprob), top: token.top.map((t) => info(t.id, t.logprob)) };
+  }
+}

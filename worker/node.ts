@@ -1,0 +1,10 @@
+// The engine's home in Node: a worker thread, so inference never blocks the HTTP
+// server's event loop. The main thread drives it through comlink.
+import { parentPort, workerData } from 'node:worker_threads';
+import { nodeBackend } from '../src/backends/node.js';
+import { createEngine } from '../src/engine/engine.js';
+import type { Device } from '../src/engine/protocol.js';
+import { Comlink, nodeEndpoint } from '../src/engine/rpc.js';
+
+const { device } = workerData as { device: Device };
+Comlink.expose(createEngine(nodeBackend(device)), nodeEndpoint(parentPort!));
