@@ -20,7 +20,8 @@ function webCrypto(): Crypto {
 export function randomBase62(n: number): string {
   const c = webCrypto();
   let out = '';
-  const buf = new Uint8Array(Math.max(16, n * 2));
+  // getRandomValues fills at most 65,536 bytes per call.
+  const buf = new Uint8Array(Math.min(65_536, Math.max(16, n * 2)));
   while (out.length < n) {
     c.getRandomValues(buf);
     for (let i = 0; i < buf.length && out.length < n; i++) {
