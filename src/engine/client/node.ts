@@ -23,6 +23,7 @@ export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
   function spawn() {
     const worker = new Worker(workerUrl(), { workerData: { device }, execArgv: workerExecArgv() });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
+    worker.unref();
     worker.on('error', () => undefined); // reported through 'exit'
     worker.once('exit', () => {
       if (closing) return;
@@ -35,11 +36,21 @@ export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
     return { worker, api };
   }
 
-  /** Runs a call on the current worker, failing it if the worker dies meanwhile. */
+  /**
+   * Runs a call on the current worker, failing it if the worker dies meanwhile.
+   * The worker keeps the process alive only while a call is in flight, so a test
+   * suite using the MSW handlers can exit without closing them.
+   */
   function call<T>(fn: (api: Comlink.Remote<EngineApi>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       pending.add(reject);
-      fn(current.api).then(resolve, reject).finally(() => pending.delete(reject));
+      current.worker.ref();
+      fn(current.api)
+        .then(resolve, reject)
+        .finally(() => {
+          pending.delete(reject);
+          if (pending.size === 0) current.worker.unref();
+        });
     });
   }
 

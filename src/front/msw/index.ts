@@ -1,0 +1,36 @@
+import type { RequestHandler } from 'msw';
+import { writeFixtures } from '../../../models/index.js';
+import { createAccess } from '../../access/access.js';
+import { createMemoryStore } from '../../access/memory-store.js';
+import { startNodeEngine } from '../../engine/client/node.js';
+import type { Device } from '../../engine/protocol.js';
+import { createRuntime } from '../../runtime.js';
+import { loadCatalog } from '../node/catalog.js';
+import { defaultCatalogFile } from '../node/paths.js';
+import { handlersFor } from './handlers.js';
+
+export interface HearthHandlersOptions {
+  /** Answer only under this base URL (default: any origin's /v1). */
+  baseURL?: string;
+  /** The keys accepted. Omitted: any well-formed svc_live_ key, since a test double has no accounts. */
+  apiKeys?: string[];
+  /** Model ids to serve (default: the fixtures). */
+  models?: string[];
+  device?: Device;
+}
+
+export type HearthHandlers = RequestHandler[] & { close(): Promise<void> };
+
+/**
+ * In-process Hearth for an application's tests: `setupServer(...await hearthHandlers())`
+ * and its OpenAI client talks to a real small model with no network. The engine runs
+ * in a worker thread; `close()` stops it (optional: it does not hold the process open).
+ */
+export async function hearthHandlers(options: HearthHandlersOptions = {}): Promise<HearthHandlers> {
+  await writeFixtures({ ifMissing: true });
+  const catalog = await loadCatalog(defaultCatalogFile(), options.models);
+  const access = createAccess({ store: createMemoryStore(), acceptAnyWellFormedKey: !options.apiKeys });
+  for (const key of options.apiKeys ?? []) await access.addKey(key, { name: 'msw' });
+  const runtime = createRuntime({ engine: startNodeEngine({ device: options.device }), access, catalog });
+  return Object.assign(handlersFor(runtime, options.baseURL), { close: () => runtime.close() });
+}
