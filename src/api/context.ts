@@ -1,0 +1,156 @@
+// What every route shares: the Hono environment, the access gate, model lookup
+// and usage recording. Kept apart from router.ts so each route module can be
+// read (and tested) on its own.
+import type { Context, MiddlewareHandler } from 'hono';
+import { AccessError, type Principal, type RateDecision } from '../access/types.js';
+import type { ModelState, ModelTask } from '../engine/protocol.js';
+import type { Runtime } from '../types.js';
+import { ApiError, errorToResponse, invalidRequest, modelNotFound, modelNotReady } from './errors.js';
+import { readJsonObject } from './body.js';
+
+export interface ApiEnv {
+  Variables: {
+    requestId: string;
+    principal: Principal;
+  };
+}
+
+export type Ctx = Context<ApiEnv>;
+
+export interface RouteDeps {
+  runtime: Runtime;
+  maxBodyBytes: number;
+}
+
+/** The JSON body under the router's size limit. */
+export const readJson = (c: Ctx, deps: RouteDeps) => readJsonObject(c.req.raw, deps.maxBodyBytes);
+
+/** OpenAI's duration style for x-ratelimit-reset-*: "17ms", "1s", "6m0s", "1h2m3s". */
+export function formatReset(ms: number): string {
+  if (!(ms > 0)) return '0s';
+  if (ms < 1000) return `${Math.ceil(ms)}ms`;
+  const total = Math.ceil(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `${h}h${m}m${s}s`;
+  if (m > 0) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+export function rateHeaders(d: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit-requests': String(d.limit),
+    'x-ratelimit-remaining-requests': String(Math.max(0, d.remaining)),
+    'x-ratelimit-reset-requests': formatReset(d.resetMs),
+  };
+}
+
+function setHeaders(res: Response, headers: Record<string, string>): void {
+  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+}
+
+/** A refusal from admit() may not carry the rate headers; fill what can be known. */
+function refusalRateHeaders(err: AccessError, p: Principal): Record<string, string> {
+  const h = err.headers ?? {};
+  const out: Record<string, string> = {};
+  if (!h['x-ratelimit-limit-requests'] && p.rateLimit != null) out['x-ratelimit-limit-requests'] = String(p.rateLimit);
+  if (!h['x-ratelimit-remaining-requests']) out['x-ratelimit-remaining-requests'] = '0';
+  const retry = Number(h['retry-after']);
+  if (!h['x-ratelimit-reset-requests'] && Number.isFinite(retry)) out['x-ratelimit-reset-requests'] = formatReset(retry * 1000);
+  return out;
+}
+
+/** authenticate → admit → checkQuota, then the route; rate headers go on whatever it answers. */
+export function requireAccess(runtime: Runtime): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    const requestId = c.get('requestId');
+    let principal: Principal;
+    try {
+      principal = await runtime.access.authenticate(c.req.header('authorization') ?? null);
+    } catch (err) {
+      return errorToResponse(err, requestId);
+    }
+    let decision: RateDecision;
+    try {
+      decision = await runtime.access.admit(principal);
+    } catch (err) {
+      const res = errorToResponse(err, requestId);
+      if (err instanceof AccessError && err.status === 429) setHeaders(res, refusalRateHeaders(err, principal));
+      return res;
+    }
+    const limits = rateHeaders(decision);
+    try {
+      await runtime.access.checkQuota(principal);
+    } catch (err) {
+      const res = errorToResponse(err, requestId);
+      setHeaders(res, limits);
+      return res;
+    }
+    c.set('principal', principal);
+    await next();
+    setHeaders(c.res, limits);
+  };
+}
+
+export type TaskUse = 'chat' | 'text' | 'embedding';
+
+const SERVES: Record<TaskUse, ModelTask[]> = {
+  chat: ['chat'],
+  text: ['chat', 'completion'],
+  embedding: ['embedding'],
+};
+
+const WHAT: Record<TaskUse, string> = {
+  chat: 'chat completions',
+  text: 'text completions',
+  embedding: 'embeddings',
+};
+
+/** The model named in a request, refused when it cannot serve this kind of request or is not up. */
+export async function resolveModel(runtime: Runtime, id: string, use: TaskUse): Promise<ModelState> {
+  const models = await runtime.engine.models();
+  const m = models.find((x) => x.id === id);
+  if (!m) throw modelNotFound(id);
+  if (!SERVES[use].includes(m.task)) {
+    throw invalidRequest(`The model \`${id}\` is a ${m.task} model and does not serve ${WHAT[use]}.`, 'model');
+  }
+  if (m.status === 'failed') throw modelNotReady(id, 30, 'failed to load (see /status)');
+  if (m.status !== 'ready') throw modelNotReady(id);
+  return m;
+}
+
+/** The default model for /generate: the first chat model, else the first completion model. */
+export async function defaultTextModel(runtime: Runtime): Promise<string> {
+  const models = await runtime.engine.models();
+  const m = models.find((x) => x.task === 'chat') ?? models.find((x) => x.task === 'completion');
+  if (!m) throw new ApiError(404, 'invalid_request_error', 'model_not_found', 'No chat model is being served.', 'model');
+  return m.id;
+}
+
+export function costUsd(runtime: Runtime, model: string, promptTokens: number, completionTokens: number): number {
+  const price = runtime.catalog().find((e) => e.id === model)?.price;
+  if (!price) return 0;
+  return (promptTokens * price.input_per_1m) / 1e6 + (completionTokens * price.output_per_1m) / 1e6;
+}
+
+/** Records a served request. A ledger failure must not turn a served answer into an error. */
+export async function recordUsage(
+  runtime: Runtime,
+  p: Principal,
+  model: string,
+  promptTokens: number,
+  completionTokens: number,
+): Promise<void> {
+  try {
+    await runtime.access.record(p, {
+      model,
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      cost_usd: costUsd(runtime, model, promptTokens, completionTokens),
+    });
+  } catch (err) {
+    console.error('hearth: recording usage failed:', err instanceof Error ? err.message : err);
+  }
+}
+

@@ -1,0 +1,185 @@
+// The fetch-level router: (Request) => Promise<Response>, shared by every front
+// door (node server, MSW handlers, the in-page service worker). Only Web APIs
+// here, so the same code runs in Node and in a browser.
+import { Hono, type Handler, type MiddlewareHandler } from 'hono';
+import type { Runtime, RouterOptions } from '../types.js';
+import { checkContentLength, DEFAULT_MAX_BODY_BYTES } from './body.js';
+import { type ApiEnv, type Ctx, type RouteDeps, requireAccess } from './context.js';
+import { ApiError, errorToResponse, jsonResponse } from './errors.js';
+import { requestIdFrom } from './ids.js';
+import { IncidentLog } from './incidents.js';
+import { chatCompletions } from './routes/chat-completions.js';
+import { completions } from './routes/completions.js';
+import { embeddings } from './routes/embeddings.js';
+import { generate } from './routes/generate.js';
+import { health } from './routes/health.js';
+import { getModel, listModels } from './routes/models.js';
+import { statusPage } from './routes/status.js';
+
+export type Router = Hono<ApiEnv>;
+
+// The openai SDK sends x-stainless-* and openai-* headers; a preflight names
+// them and is answered with exactly what it asked for. This list is the answer
+// when a preflight names none.
+const DEFAULT_ALLOW_HEADERS = [
+  'authorization',
+  'content-type',
+  'accept',
+  'x-request-id',
+  'openai-organization',
+  'openai-project',
+  'openai-beta',
+  'x-stainless-lang',
+  'x-stainless-package-version',
+  'x-stainless-os',
+  'x-stainless-arch',
+  'x-stainless-runtime',
+  'x-stainless-runtime-version',
+  'x-stainless-retry-count',
+  'x-stainless-timeout',
+  'x-stainless-helper-method',
+].join(', ');
+
+const EXPOSE_HEADERS = [
+  'x-request-id',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+  'retry-after',
+  'x-should-retry',
+].join(', ');
+
+const HEADER_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/;
+
+/** Sets headers even on a Response whose headers are immutable (one from fetch()). */
+function withHeaders(c: Ctx, headers: Record<string, string>): void {
+  try {
+    for (const [k, v] of Object.entries(headers)) c.res.headers.set(k, v);
+  } catch {
+    const res = new Response(c.res.body, c.res);
+    for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+    c.res = res;
+  }
+}
+
+function normaliseBase(p: string | undefined): string {
+  const s = (p ?? '/v1').trim();
+  if (s === '' || s === '/') return '';
+  return ('/' + s.replace(/^\/+|\/+$/g, '')).replace(/\/{2,}/g, '/');
+}
+
+export function createRouter(runtime: Runtime, options: RouterOptions = {}): Router {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const base = normaliseBase(options.basePath);
+  const deps: RouteDeps = { runtime, maxBodyBytes };
+  const incidents = new IncidentLog();
+  const since = Date.now();
+  const app = new Hono<ApiEnv>();
+
+  // Hono's onError only sees Error instances; an engine error that crossed the
+  // worker boundary may be a plain object. Every route goes through this.
+  const guard =
+    (h: (c: Ctx) => Promise<Response>): Handler<ApiEnv> =>
+    async (c) => {
+      try {
+        return await h(c);
+      } catch (err) {
+        return errorToResponse(err, c.get('requestId'));
+      }
+    };
+
+  app.use('*', async (c, next) => {
+    const requestId = requestIdFrom(c.req.header('x-request-id'));
+    c.set('requestId', requestId);
+    await next();
+    withHeaders(c, { 'x-request-id': requestId });
+    if (c.res.status >= 500 && c.res.status !== 503) {
+      incidents.add({ at: new Date().toISOString(), requestId, method: c.req.method, path: c.req.path, status: c.res.status });
+    }
+  });
+
+  app.use('*', async (c, next) => {
+    if (c.req.method === 'OPTIONS') {
+      const asked = c.req.header('access-control-request-headers');
+      return new Response(null, {
+        status: 204,
+        headers: {
+          'access-control-allow-origin': '*',
+          'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+          'access-control-allow-headers': asked && HEADER_LIST.test(asked.trim()) ? asked.trim() : DEFAULT_ALLOW_HEADERS,
+          'access-control-expose-headers': EXPOSE_HEADERS,
+          'access-control-max-age': '86400',
+          vary: 'Access-Control-Request-Headers',
+        },
+      });
+    }
+    await next();
+    withHeaders(c, { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSE_HEADERS });
+  });
+
+  // A declared oversize body is refused before anything else reads it; bodies
+  // without (or lying about) a length are capped while being read.
+  const sizeGate: MiddlewareHandler<ApiEnv> = async (c, next) => {
+    try {
+      checkContentLength(c.req.raw, maxBodyBytes);
+    } catch (err) {
+      return errorToResponse(err, c.get('requestId'));
+    }
+    await next();
+  };
+  app.use('*', sizeGate);
+
+  const keyed = requireAccess(runtime);
+  const known: [string, string[]][] = [];
+  const route = (method: 'GET' | 'POST', path: string, h: (c: Ctx) => Promise<Response>, needsKey = true) => {
+    const entry = known.find(([p]) => p === path);
+    if (entry) entry[1].push(method);
+    else known.push([path, [method]]);
+    if (needsKey) app.on(method, path, keyed, guard(h));
+    else app.on(method, path, guard(h));
+  };
+
+  route('GET', '/health', health(deps), false);
+  route('GET', '/status', statusPage(deps, incidents, since), false);
+  route('GET', `${base}/models`, listModels(deps));
+  route('GET', `${base}/models/:id{.+}`, getModel(deps));
+  route('POST', `${base}/chat/completions`, chatCompletions(deps));
+  route('POST', `${base}/completions`, completions(deps));
+  route('POST', `${base}/embeddings`, embeddings(deps));
+  route('POST', '/generate', generate(deps));
+
+  // A known path with the wrong method: an envelope, never Hono's bare text.
+  for (const [path, methods] of known) {
+    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+    app.all(path, (c) =>
+      errorToResponse(
+        new ApiError(
+          405,
+          'invalid_request_error',
+          'method_not_allowed',
+          `Method ${c.req.method} is not allowed on ${c.req.path}; use ${methods.join(' or ')}.`,
+          null,
+          { allow },
+        ),
+        c.get('requestId'),
+      ),
+    );
+  }
+
+  app.notFound((c) =>
+    jsonResponse(
+      {
+        error: {
+          message: `Unknown request URL: ${c.req.method} ${c.req.path}. Please check the URL for typos.`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'unknown_url',
+        },
+      },
+      404,
+    ),
+  );
+
+  app.onError((err, c) => errorToResponse(err, c.get('requestId')));
+  return app;
+}

@@ -1,0 +1,53 @@
+// POST /v1/embeddings. The engine returns full-width unit vectors; `dimensions`
+// truncates and re-normalises here, and base64 is little-endian float32 as the
+// openai SDK decodes it (it asks for base64 unless told otherwise).
+import type { CreateEmbeddingResponse } from 'openai/resources/embeddings';
+import { type Ctx, type RouteDeps, readJson, recordUsage, resolveModel } from '../context.js';
+import { invalidRequest, jsonResponse } from '../errors.js';
+import { parseBody } from '../schemas/common.js';
+import { embeddingInputs, embeddingRequestSchema } from '../schemas/embeddings.js';
+
+export function shorten(v: Float32Array, dims: number): Float32Array {
+  const out = v.slice(0, dims);
+  let norm = 0;
+  for (const x of out) norm += x * x;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < out.length; i++) out[i]! /= norm;
+  return out;
+}
+
+export function float32ToBase64(v: Float32Array): string {
+  const bytes = new Uint8Array(v.length * 4);
+  const view = new DataView(bytes.buffer);
+  v.forEach((x, i) => view.setFloat32(i * 4, x, true));
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+export function embeddings(deps: RouteDeps) {
+  return async (c: Ctx): Promise<Response> => {
+    const body = parseBody(embeddingRequestSchema, await readJson(c, deps));
+    const model = await resolveModel(deps.runtime, body.model, 'embedding');
+    const result = await deps.runtime.engine.embed({ model: model.id, input: embeddingInputs(body.input) });
+    const width = result.data[0]?.length ?? 0;
+    const dims = body.dimensions ?? undefined;
+    if (dims !== undefined && dims > width) {
+      throw invalidRequest(`'dimensions' is ${dims} but \`${model.id}\` produces ${width}-dimensional embeddings.`, 'dimensions');
+    }
+    const base64 = body.encoding_format === 'base64';
+    const data = result.data.map((vec, index) => {
+      const v = dims !== undefined && dims < vec.length ? shorten(vec, dims) : vec;
+      return { object: 'embedding' as const, index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
+    });
+    await recordUsage(deps.runtime, c.get('principal'), model.id, result.prompt_tokens, 0);
+    const res = {
+      object: 'list',
+      data,
+      model: model.id,
+      usage: { prompt_tokens: result.prompt_tokens, total_tokens: result.prompt_tokens },
+    };
+    // With base64 the embedding is a string, which the SDK's type does not model.
+    return jsonResponse(res as CreateEmbeddingResponse | typeof res);
+  };
+}

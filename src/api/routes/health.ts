@@ -1,0 +1,15 @@
+// GET /health: no key, not rate limited, cheap. 200 while the engine answers.
+import type { Ctx, RouteDeps } from '../context.js';
+import { jsonResponse } from '../errors.js';
+
+export function health(deps: RouteDeps) {
+  return async (_c: Ctx): Promise<Response> => {
+    try {
+      const models = await deps.runtime.engine.models();
+      return jsonResponse({ status: 'ok', models: Object.fromEntries(models.map((m) => [m.id, m.status])) });
+    } catch {
+      // The engine (worker) is not answering: the process is up but cannot serve.
+      return jsonResponse({ status: 'unavailable', models: {} }, 503);
+    }
+  };
+}

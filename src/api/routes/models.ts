@@ -1,0 +1,40 @@
+// GET /v1/models and GET /v1/models/{id}. Ids contain a slash (svc/tiny-chat);
+// the route takes the rest of the path, so both the literal slash and %2F work.
+import type { ModelState } from '../../engine/protocol.js';
+import type { Ctx, RouteDeps } from '../context.js';
+import { jsonResponse, modelNotFound } from '../errors.js';
+
+export function modelObject(m: ModelState) {
+  return {
+    id: m.id,
+    object: 'model' as const,
+    created: m.created,
+    owned_by: m.owned_by,
+    class: m.class,
+    context_length: m.context_length,
+    task: m.task,
+    status: m.status,
+  };
+}
+
+export function listModels(deps: RouteDeps) {
+  return async (_c: Ctx): Promise<Response> => {
+    const models = await deps.runtime.engine.models();
+    return jsonResponse({ object: 'list', data: models.map(modelObject) });
+  };
+}
+
+export function getModel(deps: RouteDeps) {
+  return async (c: Ctx): Promise<Response> => {
+    const raw = c.req.param('id') ?? '';
+    let id = raw;
+    try {
+      id = decodeURIComponent(raw);
+    } catch {
+      // A stray % that is not an escape: look the text up as it is.
+    }
+    const m = (await deps.runtime.engine.models()).find((x) => x.id === id);
+    if (!m) throw modelNotFound(id);
+    return jsonResponse(modelObject(m));
+  };
+}

@@ -1,0 +1,59 @@
+// GET /status: a self-contained HTML page (no scripts, no external assets) for a
+// person: is it up, what state each model is in, and the recent faults that 500
+// responses point here for.
+import type { ModelState } from '../../engine/protocol.js';
+import type { Ctx, RouteDeps } from '../context.js';
+import type { IncidentLog } from '../incidents.js';
+
+const esc = (s: unknown) =>
+  String(s).replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
+
+function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: number): string {
+  const rows = models
+    .map(
+      (m) =>
+        `<tr><td>${esc(m.id)}</td><td>${esc(m.task)}</td><td>${esc(m.class)}</td><td>${esc(m.context_length)}</td>` +
+        `<td class="s-${esc(m.status)}">${esc(m.status)}</td><td>${esc(m.detail ?? '')}</td></tr>`,
+    )
+    .join('');
+  const faults = incidents
+    .list()
+    .map((i) => `<tr><td>${esc(i.at)}</td><td>${esc(i.status)}</td><td>${esc(i.method)} ${esc(i.path)}</td><td><code>${esc(i.requestId)}</code></td></tr>`)
+    .join('');
+  const uptime = Math.floor((Date.now() - since) / 1000);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="10">
+<title>Hearth status</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:2rem;max-width:60rem}
+table{border-collapse:collapse;width:100%;margin:.5rem 0 1.5rem}
+td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left}
+.s-ready{color:#176c2e}.s-starting,.s-redeploying{color:#8a5a00}.s-failed{color:#b00020}
+.up{color:#176c2e}.down{color:#b00020}
+</style></head><body>
+<h1>Hearth</h1>
+<p id="liveness" class="${up ? 'up' : 'down'}">${up ? 'Service is up' : 'Engine is not answering'} · up ${uptime}s · ${esc(new Date().toISOString())}</p>
+<h2>Models</h2>
+<table id="models"><thead><tr><th>Model</th><th>Task</th><th>Class</th><th>Context</th><th>Status</th><th>Detail</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="6">No models</td></tr>'}</tbody></table>
+<h2>Recent incidents</h2>
+<table id="incidents"><thead><tr><th>Time</th><th>Status</th><th>Request</th><th>Request id</th></tr></thead>
+<tbody>${faults || '<tr><td colspan="4">None</td></tr>'}</tbody></table>
+</body></html>`;
+}
+
+export function statusPage(deps: RouteDeps, incidents: IncidentLog, since: number) {
+  return async (_c: Ctx): Promise<Response> => {
+    let models: ModelState[] = [];
+    let up = true;
+    try {
+      models = await deps.runtime.engine.models();
+    } catch {
+      up = false;
+    }
+    return new Response(page(up, models, incidents, since), {
+      status: up ? 200 : 503,
+      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+    });
+  };
+}

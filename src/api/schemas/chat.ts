@@ -1,0 +1,107 @@
+// POST /v1/chat/completions body → what the engine needs.
+import { z } from 'zod';
+import type { ChatMessage, SamplingParams } from '../../engine/protocol.js';
+import * as c from './common.js';
+
+const contentPart = z.looseObject({ type: z.string(), text: z.unknown().optional() });
+
+// Parts are joined into one string: the fixture models read text only, so any
+// other part (image_url, input_audio, file) is refused with a 400 naming it.
+const content = z.union([
+  z.string(),
+  z.array(contentPart).superRefine((parts, ctx) => {
+    parts.forEach((p, i) => {
+      if (p.type !== 'text') {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'type'],
+          message: `Content parts of type '${p.type}' are not supported; only 'text' parts are.`,
+        });
+      } else if (typeof p.text !== 'string') {
+        ctx.addIssue({ code: 'custom', path: [i, 'text'], message: "A 'text' content part needs a string 'text'." });
+      }
+    });
+  }),
+  z.null(),
+]);
+
+const message = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'developer', 'tool']),
+  content: content.optional(),
+  name: z.string().nullish(),
+});
+
+export const chatRequestSchema = z.object({
+  model: c.modelId,
+  messages: z.array(message).min(1),
+  max_tokens: c.positiveInt,
+  max_completion_tokens: c.positiveInt,
+  temperature: c.temperature,
+  top_p: c.topP,
+  // Extensions that llama.cpp and vLLM accept on the OpenAI routes.
+  top_k: c.topK,
+  min_p: c.minP,
+  n: c.n,
+  stream: z.boolean().nullish(),
+  stream_options: c.streamOptions,
+  stop: c.stop,
+  seed: c.seed,
+  user: z.string().nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.int().min(0).max(c.MAX_LOGPROBS).nullish(),
+  presence_penalty: c.penalty,
+  frequency_penalty: c.penalty,
+}).superRefine((b, ctx) => {
+  if (b.top_logprobs != null && !b.logprobs) {
+    ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: "'top_logprobs' needs 'logprobs' set to true." });
+  }
+});
+
+export type ChatRequestBody = z.output<typeof chatRequestSchema>;
+
+export interface ChatCall {
+  model: string;
+  messages: ChatMessage[];
+  sampling: SamplingParams;
+  n: number;
+  stream: boolean;
+  includeUsage: boolean;
+  logprobs: boolean;
+}
+
+function joinContent(v: z.output<typeof content> | undefined): string {
+  if (v == null) return '';
+  if (typeof v === 'string') return v;
+  return v.map((p) => p.text as string).join('');
+}
+
+export function toChatCall(b: ChatRequestBody): ChatCall {
+  const messages: ChatMessage[] = b.messages.map((m) => {
+    const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
+    if (m.name != null) out.name = m.name;
+    return out;
+  });
+  const sampling: SamplingParams = {
+    max_tokens: b.max_completion_tokens ?? b.max_tokens ?? c.DEFAULT_MAX_TOKENS,
+    temperature: c.pick(b.temperature, 0.7),
+    top_p: c.pick(b.top_p, 1),
+    top_k: c.pick(b.top_k, -1),
+    min_p: c.pick(b.min_p, 0),
+    presence_penalty: c.pick(b.presence_penalty, 0),
+    frequency_penalty: c.pick(b.frequency_penalty, 0),
+    stop: c.stopList(b.stop),
+    stop_token_ids: [],
+    ignore_eos: false,
+    logprobs: b.logprobs ? c.pick(b.top_logprobs, 0) : -1,
+  };
+  if (b.seed != null) sampling.seed = b.seed;
+  return {
+    model: b.model,
+    messages,
+    sampling,
+    n: c.pick(b.n, 1),
+    stream: b.stream === true,
+    includeUsage: b.stream_options?.include_usage === true,
+    logprobs: b.logprobs === true,
+  };
+}

@@ -1,0 +1,42 @@
+// Pieces shared by the request schemas. Optional fields accept null as "absent",
+// as OpenAI's API does (SDKs and proxies send explicit nulls). Objects strip
+// unknown keys: extra fields are ignored, not refused, like OpenAI.
+import { z } from 'zod';
+import { ValidationError } from '../errors.js';
+
+/** Parses or throws ValidationError (mapped to a 400 naming the field). */
+export function parseBody<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw new ValidationError(r.error, input);
+  return r.data;
+}
+
+export const MAX_N = 8;
+export const MAX_STOP = 4;
+export const MAX_LOGPROBS = 20;
+/** max_tokens when the request names none; the engine clamps it to the context left. */
+export const DEFAULT_MAX_TOKENS = 256;
+
+export const modelId = z.string().min(1);
+export const temperature = z.number().min(0).max(2).nullish();
+export const topP = z.number().gt(0).max(1).nullish();
+export const penalty = z.number().min(-2).max(2).nullish();
+export const positiveInt = z.int().positive().nullish();
+export const seed = z.int().nullish();
+export const n = z.int().min(1).max(MAX_N).nullish();
+export const topK = z.int().min(-1).nullish();
+export const minP = z.number().min(0).max(1).nullish();
+export const tokenIds = z.array(z.int().nonnegative());
+
+export const stop = z
+  .union([z.string(), z.array(z.string()).max(MAX_STOP, { error: `at most ${MAX_STOP} stop sequences are allowed` })])
+  .nullish();
+
+export function stopList(s: string | string[] | null | undefined): string[] {
+  if (s == null) return [];
+  return (Array.isArray(s) ? s : [s]).filter((x) => x.length > 0);
+}
+
+export const streamOptions = z.object({ include_usage: z.boolean().nullish() }).nullish();
+
+export const pick = <T>(v: T | null | undefined, d: T): T => (v == null ? d : v);

@@ -1,0 +1,80 @@
+// POST /v1/completions body → what the engine needs. One choice per prompt × n.
+import { z } from 'zod';
+import type { PromptInput, SamplingParams } from '../../engine/protocol.js';
+import * as c from './common.js';
+
+const prompt = z.union([
+  z.string(),
+  z.array(z.string()).min(1),
+  c.tokenIds.min(1),
+  z.array(c.tokenIds.min(1)).min(1),
+]);
+
+export const completionRequestSchema = z.object({
+  model: c.modelId,
+  prompt,
+  max_tokens: c.positiveInt,
+  temperature: c.temperature,
+  top_p: c.topP,
+  top_k: c.topK,
+  min_p: c.minP,
+  n: c.n,
+  stream: z.boolean().nullish(),
+  stream_options: c.streamOptions,
+  stop: c.stop,
+  seed: c.seed,
+  user: z.string().nullish(),
+  echo: z.boolean().nullish(),
+  logprobs: z.int().min(0).max(c.MAX_LOGPROBS).nullish(),
+  presence_penalty: c.penalty,
+  frequency_penalty: c.penalty,
+});
+
+export type CompletionRequestBody = z.output<typeof completionRequestSchema>;
+
+export interface CompletionCall {
+  model: string;
+  /** One per prompt, with the text to echo (null for token prompts: the engine renders it). */
+  prompts: { input: PromptInput; text: string | null }[];
+  sampling: SamplingParams;
+  n: number;
+  stream: boolean;
+  includeUsage: boolean;
+  echo: boolean;
+  logprobs: boolean;
+}
+
+function prompts(p: CompletionRequestBody['prompt']): CompletionCall['prompts'] {
+  if (typeof p === 'string') return [{ input: { text: p }, text: p }];
+  if (p.length > 0 && typeof p[0] === 'number') return [{ input: { tokens: p as number[] }, text: null }];
+  return (p as (string | number[])[]).map((x) =>
+    typeof x === 'string' ? { input: { text: x }, text: x } : { input: { tokens: x }, text: null },
+  );
+}
+
+export function toCompletionCall(b: CompletionRequestBody): CompletionCall {
+  const sampling: SamplingParams = {
+    max_tokens: b.max_tokens ?? c.DEFAULT_MAX_TOKENS,
+    temperature: c.pick(b.temperature, 0.7),
+    top_p: c.pick(b.top_p, 1),
+    top_k: c.pick(b.top_k, -1),
+    min_p: c.pick(b.min_p, 0),
+    presence_penalty: c.pick(b.presence_penalty, 0),
+    frequency_penalty: c.pick(b.frequency_penalty, 0),
+    stop: c.stopList(b.stop),
+    stop_token_ids: [],
+    ignore_eos: false,
+    logprobs: b.logprobs == null ? -1 : b.logprobs,
+  };
+  if (b.seed != null) sampling.seed = b.seed;
+  return {
+    model: b.model,
+    prompts: prompts(b.prompt),
+    sampling,
+    n: c.pick(b.n, 1),
+    stream: b.stream === true,
+    includeUsage: b.stream_options?.include_usage === true,
+    echo: b.echo === true,
+    logprobs: b.logprobs != null,
+  };
+}

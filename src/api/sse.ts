@@ -1,0 +1,76 @@
+// Server-sent events as OpenAI writes them: `data: {json}\n\n` per chunk, then
+// `data: [DONE]\n\n`. Once the headers are out an error can no longer change the
+// status, so it travels as a `data: {"error":{...}}` event and the stream ends
+// (the openai SDK throws on a chunk with an `error` key).
+import { mapError } from './errors.js';
+
+export interface SseOptions {
+  /** Called once when the consumer cancels the body (the client went away). */
+  onCancel?: () => void;
+  /** Called once when the stream is over, however it ended. */
+  onClose?: () => void;
+  requestId?: string;
+  headers?: Record<string, string>;
+}
+
+export type SseSend = (data: unknown) => void;
+
+export const SSE_HEADERS: Record<string, string> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
+
+const encoder = new TextEncoder();
+const frame = (payload: string) => encoder.encode(`data: ${payload}\n\n`);
+
+/** Runs `produce`, sending each object it passes to `send` as soon as it is passed. */
+export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: SseOptions = {}): Response {
+  let closed = false;
+  let closeNotified = false;
+  const notifyClose = () => {
+    if (closeNotified) return;
+    closeNotified = true;
+    opts.onClose?.();
+  };
+
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send: SseSend = (data) => {
+        if (closed) return;
+        controller.enqueue(frame(JSON.stringify(data)));
+      };
+      const finish = (last?: Uint8Array) => {
+        if (closed) return;
+        closed = true;
+        if (last) controller.enqueue(last);
+        controller.close();
+      };
+      // Not awaited: start() must return so the first chunks can be read while we produce.
+      void produce(send).then(
+        () => {
+          finish(frame('[DONE]'));
+          notifyClose();
+        },
+        (err: unknown) => {
+          const m = mapError(err, opts.requestId);
+          finish(m ? frame(JSON.stringify(m.body)) : undefined);
+          notifyClose();
+        },
+      );
+    },
+    cancel() {
+      closed = true;
+      opts.onCancel?.();
+      notifyClose();
+    },
+  });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...(opts.headers ?? {}) } });
+}
+
+/** Streams an async source as SSE: each item is one event. */
+export function sseFromIterable(source: AsyncIterable<unknown>, opts: SseOptions = {}): Response {
+  return sseResponse(async (send) => {
+    for await (const item of source) send(item);
+  }, opts);
+}
