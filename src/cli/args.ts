@@ -1,0 +1,38 @@
+// Thin helpers over node:util parseArgs: usage errors, number flags, shared options.
+
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './errors.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const satisfies Options;
+export const STORE_OPTIONS = {
+  'data-dir': { type: 'string' },
+  store: { type: 'string' },
+} as const satisfies Options;
+
+/** parseArgs with strict checking; its errors become UsageErrors naming the command. */
+export function parse<O extends Options>(command: string, args: string[], options: O, allowPositionals = false) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals, allowNegative: false });
+  } catch (err) {
+    const msg = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '.');
+    throw new UsageError(`${command}: ${msg}`);
+  }
+}
+
+export function intFlag(command: string, name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!/^\s*-?\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${command}: --${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`} (got "${raw}")`);
+  }
+  return n;
+}
+
+export function numberFlag(command: string, name: string, raw: string | undefined, min: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < min) throw new UsageError(`${command}: --${name} must be a number ≥ ${min} (got "${raw}")`);
+  return n;
+}

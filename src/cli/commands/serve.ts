@@ -1,0 +1,112 @@
+// hearth serve
+
+import type { Device } from '../../engine/protocol.js';
+import type { ServeOptions } from '../../front/node/options.js';
+import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.js';
+import { UsageError } from '../errors.js';
+import type { Io } from '../io.js';
+
+export const SERVE_HELP = `Usage: hearth serve [options]
+
+Serves the catalog's models with the OpenAI-shaped API (and /generate).
+
+  --host H               interface to listen on (default 127.0.0.1)
+  --port P               port (default 8080; 0 takes a free port)
+  --data-dir D           where keys, usage and the served catalog live (default ./.hearth)
+  --catalog FILE         catalog JSON (default models/catalog.json of the package)
+  --models id,id         serve only these model ids
+  --device D             cpu (default), cuda or webgpu
+  --rate-limit N         requests per minute per key (default 60)
+  --sandbox-cap-usd N    monthly spend cap of sandbox accounts in USD (default 5)
+  --max-body-bytes N     largest request body (default 1048576)
+  --store S              file (default), memory, or a redis:// URL
+  -h, --help             show this help
+
+On a first start with no keys, a key is created and printed.
+SIGINT/SIGTERM: stops accepting, finishes or cuts in-flight streams, flushes the ledger, exits 0.
+`;
+
+const DEVICES = ['cpu', 'cuda', 'webgpu'] as const;
+
+/** Parses `hearth serve` flags into ServeOptions (exported for tests). */
+export function serveOptions(args: string[], io: Io): ServeOptions | null {
+  const { values } = parse('serve', args, {
+    ...HELP_OPTION,
+    ...STORE_OPTIONS,
+    host: { type: 'string' },
+    port: { type: 'string' },
+    catalog: { type: 'string' },
+    models: { type: 'string' },
+    device: { type: 'string' },
+    'rate-limit': { type: 'string' },
+    'sandbox-cap-usd': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+  });
+  if (values.help) {
+    io.out(SERVE_HELP);
+    return null;
+  }
+  const o: ServeOptions = { log: (line) => io.out(line) };
+  if (values.host !== undefined) {
+    if (!values.host.trim()) throw new UsageError('serve: --host must not be empty');
+    o.host = values.host;
+  }
+  const port = intFlag('serve', 'port', values.port, 0, 65535);
+  if (port !== undefined) o.port = port;
+  if (values['data-dir'] !== undefined) o.dataDir = values['data-dir'];
+  if (values.catalog !== undefined) o.catalog = values.catalog;
+  if (values.models !== undefined) {
+    const ids = values.models.split(',').map((s) => s.trim()).filter(Boolean);
+    if (!ids.length) throw new UsageError('serve: --models needs at least one model id');
+    o.models = ids;
+  }
+  if (values.device !== undefined) {
+    if (!(DEVICES as readonly string[]).includes(values.device)) {
+      throw new UsageError(`serve: --device must be one of ${DEVICES.join(', ')} (got "${values.device}")`);
+    }
+    o.device = values.device as Device;
+  }
+  const rateLimit = intFlag('serve', 'rate-limit', values['rate-limit'], 1);
+  if (rateLimit !== undefined) o.rateLimit = rateLimit;
+  const cap = numberFlag('serve', 'sandbox-cap-usd', values['sandbox-cap-usd'], 0);
+  if (cap !== undefined) o.sandboxCapUsd = cap;
+  const maxBody = intFlag('serve', 'max-body-bytes', values['max-body-bytes'], 1);
+  if (maxBody !== undefined) o.maxBodyBytes = maxBody;
+  if (values.store !== undefined) {
+    const s = values.store;
+    if (s !== 'file' && s !== 'memory' && !/^rediss?:\/\//i.test(s)) {
+      throw new UsageError(`serve: --store must be file, memory or a redis:// URL (got "${s}")`);
+    }
+    o.store = s;
+  }
+  return o;
+}
+
+/** Resolves once the server has been closed by a signal (the process exits then). */
+export async function serveCommand(args: string[], io: Io): Promise<number> {
+  const options = serveOptions(args, io);
+  if (!options) return 0;
+  // Loaded lazily: the other commands must not pay for (or depend on) the server and engine.
+  const { serve } = await import('../../front/node/serve.js');
+  const server = await serve(options);
+  return new Promise<number>((resolve) => {
+    let closing = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (closing) {
+        io.err(`Received ${signal} again; exiting without waiting.`);
+        process.exit(1);
+      }
+      closing = true;
+      io.err(`Received ${signal}; shutting down.`);
+      server.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          io.err(`hearth serve: error while shutting down: ${(err as Error)?.stack ?? String(err)}`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

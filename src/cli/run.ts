@@ -1,0 +1,64 @@
+// The `hearth` command as a function: main(argv, io) → exit status. src/cli/main.ts runs it.
+
+import { CliError, UsageError } from './errors.js';
+import { processIo, type Io } from './io.js';
+import { packageVersion } from './package-root.js';
+import { KEYS_HELP, keysCommand } from './commands/keys.js';
+import { MODELS_HELP, modelsCommand } from './commands/models.js';
+import { SERVE_HELP, serveCommand } from './commands/serve.js';
+import { USAGE_HELP, usageCommand } from './commands/usage.js';
+
+export const MAIN_HELP = `Usage: hearth <command> [options]
+
+Serves local language models behind an OpenAI-shaped API.
+
+Commands:
+  serve                     run the HTTP server
+  keys create|list|revoke   manage API keys
+  usage                     requests, tokens and spend per account this month
+  models list               the catalog's models
+
+Run "hearth <command> --help" for a command's options.
+Options: -h, --help (this help), -v, --version
+`;
+
+const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number>; help: string }> = {
+  serve: { run: serveCommand, help: SERVE_HELP },
+  keys: { run: keysCommand, help: KEYS_HELP },
+  usage: { run: usageCommand, help: USAGE_HELP },
+  models: { run: modelsCommand, help: MODELS_HELP },
+};
+
+/** Runs the CLI; resolves with the exit status. */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    if (cmd === undefined) {
+      io.err(MAIN_HELP);
+      return 2;
+    }
+    if (cmd === '-h' || cmd === '--help') return io.out(MAIN_HELP), 0;
+    if (cmd === 'help') {
+      const topic = rest[0];
+      if (topic === undefined) return io.out(MAIN_HELP), 0;
+      const c = COMMANDS[topic];
+      if (!c) throw new UsageError(`unknown command "${topic}". Run "hearth --help" for the list.`);
+      return io.out(c.help), 0;
+    }
+    if (cmd === '-v' || cmd === '--version') return io.out(packageVersion()), 0;
+    const c = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd] : undefined;
+    if (!c) {
+      throw new UsageError(
+        cmd.startsWith('-') ? `unknown option "${cmd}". Run "hearth --help".` : `unknown command "${cmd}". Run "hearth --help" for the list.`,
+      );
+    }
+    return await c.run(rest, io);
+  } catch (err) {
+    if (err instanceof CliError) {
+      io.err(`hearth: ${err.message}`);
+      return err.exitCode;
+    }
+    io.err(`hearth: ${(err as Error)?.stack ?? String(err)}`);
+    return 1;
+  }
+}
