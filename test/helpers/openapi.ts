@@ -5,20 +5,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Ajv2020Module from 'ajv/dist/2020.js';
-import type { ValidateFunction } from 'ajv';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
-// CJS default interop under NodeNext.
-const Ajv2020 = (Ajv2020Module as unknown as { default?: typeof Ajv2020Module }).default ?? Ajv2020Module;
-const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
+  a: Ajv2020,
+) => void;
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const openapiPath = resolve(here, '../../../shared/openai-openapi/openapi.json');
 export const openapiAvailable = existsSync(openapiPath);
 
 let warned = false;
-let ajv: InstanceType<typeof Ajv2020> | null = null;
+let ajv: Ajv2020 | null = null;
 const compiled = new Map<string, ValidateFunction>();
 const DOC_ID = 'https://hearth.invalid/openapi.json';
 
@@ -42,7 +42,7 @@ function collectFormats(node: unknown, into: Set<string>): void {
   }
 }
 
-function load(): InstanceType<typeof Ajv2020> {
+function load(): Ajv2020 {
   if (ajv) return ajv;
   const doc = JSON.parse(readFileSync(openapiPath, 'utf8')) as { components: { schemas: Record<string, unknown> } };
   // Only the components are schemas; paths and the rest are not, so they stay out.
@@ -69,7 +69,7 @@ export function validateAgainst(schemaName: string, body: unknown): string[] {
   }
   const a = load();
   let v = compiled.get(schemaName);
-  if (!v) {
+  if (v === undefined) {
     v = a.compile({ $ref: `${DOC_ID}#/components/schemas/${schemaName}` });
     compiled.set(schemaName, v);
   }

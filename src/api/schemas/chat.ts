@@ -82,7 +82,6 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
     return out;
   });
   const sampling: SamplingParams = {
-    max_tokens: b.max_completion_tokens ?? b.max_tokens ?? c.DEFAULT_MAX_TOKENS,
     temperature: c.pick(b.temperature, 0.7),
     top_p: c.pick(b.top_p, 1),
     top_k: c.pick(b.top_k, -1),
@@ -94,6 +93,9 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
     ignore_eos: false,
     logprobs: b.logprobs ? c.pick(b.top_logprobs, 0) : -1,
   };
+  // Absent max_tokens means "as many as fit in the context" to the engine.
+  const max = b.max_completion_tokens ?? b.max_tokens;
+  if (max != null) sampling.max_tokens = max;
   if (b.seed != null) sampling.seed = b.seed;
   return {
     model: b.model,

@@ -14,8 +14,6 @@ export function parseBody<S extends z.ZodType>(schema: S, input: unknown): z.out
 export const MAX_N = 8;
 export const MAX_STOP = 4;
 export const MAX_LOGPROBS = 20;
-/** max_tokens when the request names none; the engine clamps it to the context left. */
-export const DEFAULT_MAX_TOKENS = 256;
 
 export const modelId = z.string().min(1);
 export const temperature = z.number().min(0).max(2).nullish();

@@ -54,7 +54,6 @@ function prompts(p: CompletionRequestBody['prompt']): CompletionCall['prompts'] 
 
 export function toCompletionCall(b: CompletionRequestBody): CompletionCall {
   const sampling: SamplingParams = {
-    max_tokens: b.max_tokens ?? c.DEFAULT_MAX_TOKENS,
     temperature: c.pick(b.temperature, 0.7),
     top_p: c.pick(b.top_p, 1),
     top_k: c.pick(b.top_k, -1),
@@ -66,6 +65,8 @@ export function toCompletionCall(b: CompletionRequestBody): CompletionCall {
     ignore_eos: false,
     logprobs: b.logprobs == null ? -1 : b.logprobs,
   };
+  // Absent max_tokens means "as many as fit in the context" to the engine.
+  if (b.max_tokens != null) sampling.max_tokens = b.max_tokens;
   if (b.seed != null) sampling.seed = b.seed;
   return {
     model: b.model,
