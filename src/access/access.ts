@@ -244,7 +244,8 @@ export function createAccess(options: AccessOptions): HearthAccess {
   async function listKeys(): Promise<KeyInfo[]> {
     const [keys, accounts] = await Promise.all([store.listKeys(), store.listAccounts()]);
     const byId = new Map(accounts.map((a) => [a.id, a]));
-    return keys.sort((a, b) => a.created - b.created || a.id.localeCompare(b.id)).map((k) => info(k, byId.get(k.account_id)));
+    // Stable sort: keys created in the same millisecond keep the store's (creation) order.
+    return keys.sort((a, b) => a.created - b.created).map((k) => info(k, byId.get(k.account_id)));
   }
 
   async function revokeKey(keyOrId: string): Promise<KeyInfo> {

@@ -56,6 +56,14 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Acc
       expect(await s.listKeys()).toHaveLength(1);
     });
 
+    it('lists keys in creation order', async () => {
+      const s = await fresh();
+      await s.createAccount(account());
+      const ids = ['key_m', 'key_b', 'key_z', 'key_a'];
+      for (const [i, id] of ids.entries()) await s.createKey(key(id, { hash: hex('0123456789abcdef'[i]!) }));
+      expect((await s.listKeys()).map((k) => k.id)).toEqual(ids);
+    });
+
     it('returns copies: changing a returned row changes nothing stored', async () => {
       const s = await fresh();
       await s.createAccount(account());

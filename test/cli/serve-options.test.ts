@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { serveOptions } from '../../src/cli/commands/serve.js';
+import type { Io } from '../../src/cli/io.js';
+
+const io = (): Io & { lines: string[] } => {
+  const lines: string[] = [];
+  return { lines, out: (t) => lines.push(t), err: (t) => lines.push(t) };
+};
+
+describe('hearth serve flags', () => {
+  it('map onto ServeOptions', () => {
+    const o = serveOptions(
+      [
+        '--host', '0.0.0.0', '--port', '0', '--data-dir', 'd', '--catalog', 'c.json', '--models', 'svc/a, svc/b',
+        '--device', 'cuda', '--rate-limit', '10', '--sandbox-cap-usd', '2.5', '--max-body-bytes', '2048', '--store', 'memory',
+      ],
+      io(),
+    )!;
+    const { log, ...rest } = o;
+    expect(typeof log).toBe('function');
+    expect(rest).toEqual({
+      host: '0.0.0.0',
+      port: 0,
+      dataDir: 'd',
+      catalog: 'c.json',
+      models: ['svc/a', 'svc/b'],
+      device: 'cuda',
+      rateLimit: 10,
+      sandboxCapUsd: 2.5,
+      maxBodyBytes: 2048,
+      store: 'memory',
+    });
+  });
+
+  it('leave defaults to serve() when flags are absent, and route log lines to stdout', () => {
+    const out = io();
+    const o = serveOptions([], out)!;
+    expect(Object.keys(o)).toEqual(['log']);
+    o.log!('Hearth listening on http://127.0.0.1:8080');
+    expect(out.lines).toEqual(['Hearth listening on http://127.0.0.1:8080']);
+  });
+
+  it('prints help and returns null for --help', () => {
+    const out = io();
+    expect(serveOptions(['--help'], out)).toBeNull();
+    expect(out.lines[0]).toMatch(/Usage: hearth serve/);
+  });
+
+  it.each([
+    [['--port', '-1']],
+    [['--port', '1.5']],
+    [['--rate-limit', '0']],
+    [['--sandbox-cap-usd', '-1']],
+    [['--max-body-bytes', 'big']],
+    [['--models', ',']],
+    [['--device', 'wasm']],
+  ])('refuses %j', (args) => {
+    expect(() => serveOptions(args, io())).toThrow(expect.objectContaining({ exitCode: 2 }));
+  });
+});
