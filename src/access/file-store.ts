@@ -46,6 +46,12 @@ export class FileStore extends StateBackedStore {
     this.info = { path: file, skippedLines: 0, truncatedBytes: 0 };
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     this.fd = fs.openSync(file, 'a+', 0o600);
+    try {
+      // A file created by other means (copied, restored) may be readable by others.
+      if (process.platform !== 'win32' && (fs.fstatSync(this.fd).mode & 0o077) !== 0) fs.fchmodSync(this.fd, 0o600);
+    } catch {
+      // not our file to change: leave it
+    }
   }
 
   static open(dataDir: string): FileStore {

@@ -11,10 +11,19 @@ export const STORE_OPTIONS = {
   store: { type: 'string' },
 } as const satisfies Options;
 
+/** The parsed flags of `options` (no `multiple` flags are used). */
+export type FlagValues<O extends Options> = { [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string };
+
 /** parseArgs with strict checking; its errors become UsageErrors naming the command. */
-export function parse<O extends Options>(command: string, args: string[], options: O, allowPositionals = false) {
+export function parse<O extends Options>(
+  command: string,
+  args: string[],
+  options: O,
+  allowPositionals = false,
+): { values: FlagValues<O>; positionals: string[] } {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals, allowNegative: false });
+    const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals, allowNegative: false });
+    return { values: values as FlagValues<O>, positionals };
   } catch (err) {
     const msg = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '.');
     throw new UsageError(`${command}: ${msg}`);
