@@ -92,7 +92,7 @@ function fromZod(err: ZodError, input: unknown): ApiError {
   if (!issue) return invalidRequest('Invalid request body.');
   const param = paramPath(issue.path) || null;
   const missing =
-    issue.code === 'invalid_type' &&
+    (issue.code === 'invalid_type' || issue.code === 'invalid_union') &&
     (input !== undefined ? valueAt(input, issue.path) === undefined : /received undefined/.test(issue.message));
   if (missing) {
     if (param === 'model') return invalidRequest('you must provide a model parameter', 'model', 'missing_required_parameter');
