@@ -19,11 +19,16 @@ interface Result {
 }
 
 function hearth(...args: string[]): Promise<Result> {
+  return hearthWithInput(undefined, ...args);
+}
+
+function hearthWithInput(input: string | undefined, ...args: string[]): Promise<Result> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });
+    child.stdin!.end(input ?? '');
   });
 }
 
@@ -83,6 +88,11 @@ describe('hearth keys', () => {
     const access = createAccess({ store: openFileStore(dir) });
     for (const k of [a, b]) await expect(access.authenticate(`Bearer ${k}`)).rejects.toMatchObject({ status: 401 });
     await access.close();
+
+    const c = lastLine((await hearth('keys', 'create', '--data-dir', dir, '--name', 'c')).stdout);
+    const fromStdin = await hearthWithInput(c + '\n', 'keys', 'revoke', '-', '--data-dir', dir);
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    expect(fromStdin.stdout).toMatch(/Revoked key key_\w+ "c"/);
 
     const unknown = await hearth('keys', 'revoke', 'key_AAAAAAAAAAAA', '--data-dir', dir);
     expect(unknown.code).toBe(1);

@@ -19,8 +19,9 @@ Manage API keys. Keys are stored only as SHA-256 hashes in the data dir.
         --rate-limit N     requests per minute for this key (default: the server's)
   hearth keys list [--json]
       Lists keys (never the keys themselves).
-  hearth keys revoke <key | key id>
+  hearth keys revoke <key | key id | ->
       Revokes a key; running servers refuse it from their next request.
+      "-" reads the key from stdin (keeps it out of shell history).
 
 Common options:
   --data-dir D   where keys and usage live (default ./.hearth)
@@ -127,9 +128,12 @@ async function revoke(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse('keys revoke', args, { ...HELP_OPTION, ...STORE_OPTIONS }, true);
   if (values.help) return io.out(KEYS_HELP), 0;
   if (positionals.length !== 1) throw new UsageError('keys revoke: give exactly one key (svc_live_…) or key id (key_…)');
+  // "-" reads the key from stdin, keeping it out of shell history and process lists.
+  const target = positionals[0] === '-' ? (await readStdin()).trim() : positionals[0]!;
+  if (!target) throw new UsageError('keys revoke: no key given on stdin');
   const access = await openAccess(values, { readOnly: true });
   try {
-    const info = await access.revokeKey(positionals[0]!).catch((err: Error) => {
+    const info = await access.revokeKey(target).catch((err: Error) => {
       throw new CliError(`keys revoke: ${err.message}`);
     });
     io.out(`Revoked key ${info.id} "${info.name}" (account "${info.account}") at ${info.revoked_at}.`);
@@ -137,4 +141,10 @@ async function revoke(args: string[], io: Io): Promise<number> {
   } finally {
     await access.close();
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
