@@ -12,7 +12,7 @@ function client(s: ReturnType<typeof setup>, apiKey = GOOD_KEY) {
     apiKey,
     baseURL: 'http://hearth.test/v1',
     maxRetries: 2,
-    fetch: (url: string | URL | Request, init?: RequestInit) => s.app.fetch(new Request(url, init)),
+    fetch: async (url: string | URL | Request, init?: RequestInit) => s.app.fetch(new Request(url, init)),
   });
 }
 
