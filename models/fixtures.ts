@@ -1,0 +1,73 @@
+// Builds each fixture's files in memory and writes them atomically (temp folder, rename).
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { bertFixtureFiles } from './bert/fixture.js';
+import { designTinyEmbed } from './bert/tiny-embed.js';
+import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
+import { designTinyChat } from './llama/tiny-chat.js';
+import { randomLlama, type LlamaConfig } from './llama/weights.js';
+import { Rng } from './rng.js';
+import { trainBpe, type Bpe } from './tokenizer/bpe.js';
+
+export const SEED = 20241107;
+
+export const BENCH_CONFIG: LlamaConfig = {
+  vocabSize: 512,
+  hidden: 512,
+  layers: 10,
+  heads: 8,
+  kvHeads: 2,
+  headDim: 64,
+  intermediate: 2048,
+  ropeTheta: 10000,
+  rmsEps: 1e-6,
+  maxPositions: 4096,
+};
+
+let cachedBpe: Bpe | undefined;
+export function fixtureTokenizer(): Bpe {
+  return (cachedBpe ??= trainBpe());
+}
+
+export function tinyChat() {
+  return designTinyChat(fixtureTokenizer(), SEED);
+}
+
+export function benchChat() {
+  const bpe = fixtureTokenizer();
+  const w = randomLlama({ ...BENCH_CONFIG, vocabSize: bpe.vocab.length }, new Rng(SEED + 2));
+  // EOS can never win: its lm_head columns are zero (logit exactly 0), while some of the
+  // other ~500 random logits always exceed 0.
+  const V = w.config.vocabSize;
+  for (const id of [bpe.specialIds['<|im_end|>'], bpe.specialIds['<|endoftext|>']]) {
+    for (let r = 0; r < w.config.hidden; r++) w.lmHead[r * V + id] = 0;
+  }
+  return w;
+}
+
+export function tinyEmbed() {
+  return designTinyEmbed(fixtureTokenizer(), SEED + 1);
+}
+
+export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
+  'tiny-chat': () => llamaFixtureFiles(tinyChat().weights, fixtureTokenizer()),
+  'tiny-embed': () => bertFixtureFiles(tinyEmbed(), fixtureTokenizer()),
+  'bench-chat': () => llamaFixtureFiles(benchChat(), fixtureTokenizer()),
+};
+
+/** Writes one fixture folder atomically: a half-written fixture never looks complete. */
+export function writeFixtureFolder(outDir: string, name: string, files: FixtureFiles): void {
+  mkdirSync(outDir, { recursive: true });
+  const final = join(outDir, name);
+  const tmp = join(outDir, `.${name}.tmp-${process.pid}-${Date.now()}`);
+  rmSync(tmp, { recursive: true, force: true });
+  for (const [rel, data] of Object.entries(files)) {
+    const p = join(tmp, rel);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, data);
+  }
+  const old = `${final}.old-${process.pid}-${Date.now()}`;
+  if (existsSync(final)) renameSync(final, old);
+  renameSync(tmp, final);
+  rmSync(old, { recursive: true, force: true });
+}

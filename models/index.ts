@@ -1,0 +1,46 @@
+// The fixture model builder: writeFixtures() and where the fixtures live.
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FIXTURE_BUILDERS, writeFixtureFolder } from './fixtures.js';
+
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error('models: no package.json above ' + fileURLToPath(import.meta.url));
+    dir = up;
+  }
+}
+
+/** Absolute path of models/fixtures (from source via tsx or from compiled dist/models). */
+export const FIXTURES_DIR = resolve(repoRoot(), 'models', 'fixtures');
+
+export type Preset = 'default' | 'bench';
+
+export const PRESET_FIXTURES: Record<Preset, string[]> = {
+  default: ['tiny-chat', 'tiny-embed'],
+  bench: ['tiny-chat', 'tiny-embed', 'bench-chat'],
+};
+
+export interface WriteFixturesOptions {
+  outDir?: string;
+  preset?: Preset;
+  /** Skip fixtures whose folder already exists. */
+  ifMissing?: boolean;
+}
+
+/** Writes the preset's fixtures; returns the names written. */
+export async function writeFixtures(options: WriteFixturesOptions = {}): Promise<string[]> {
+  const outDir = options.outDir ?? FIXTURES_DIR;
+  const written: string[] = [];
+  for (const name of PRESET_FIXTURES[options.preset ?? 'default']) {
+    if (options.ifMissing && existsSync(join(outDir, name))) continue;
+    writeFixtureFolder(outDir, name, FIXTURE_BUILDERS[name]!());
+    written.push(name);
+  }
+  return written;
+}
+
+export { SEED, tinyChat, tinyEmbed, benchChat, fixtureTokenizer } from './fixtures.js';

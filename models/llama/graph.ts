@@ -1,0 +1,112 @@
+// The Llama decoder as an ONNX graph, with the I/O names transformers.js and the
+// engine expect: input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
+// in; logits, present.{i}.key|value out.
+import { GraphBuilder, TensorType } from '../onnx/graph.js';
+import { inverseFrequencies, type LlamaWeights } from './weights.js';
+
+/** Additive mask value: large and finite, so rows of left padding stay finite. */
+export const MASK_VALUE = -1e9;
+
+function rmsNorm(g: GraphBuilder, x: string, weight: string, eps: number, name: string): string {
+  const sq = g.node('Mul', [x, x], {}, `${name}.sq`);
+  const mean = g.node('ReduceMean', [sq], { axes: [-1], keepdims: 1 }, `${name}.mean`);
+  const std = g.node('Sqrt', [g.node('Add', [mean, g.scalar(`${name}.eps`, eps)], {}, `${name}.var`)], {}, `${name}.std`);
+  return g.node('Mul', [g.node('Div', [x, std], {}, `${name}.normed`), weight], {}, `${name}.out`);
+}
+
+/** Rotary embedding, rotate-half convention: x·cos + rotate_half(x)·sin. */
+function rope(g: GraphBuilder, x: string, cos: string, sin: string, half: number, name: string): string {
+  const axis = g.ints(`${name}.axis`, [-1]);
+  const lo = g.node('Slice', [x, g.ints(`${name}.lo_start`, [0]), g.ints(`${name}.lo_end`, [half]), axis], {}, `${name}.x1`);
+  const hi = g.node('Slice', [x, g.ints(`${name}.hi_start`, [half]), g.ints(`${name}.hi_end`, [2 * half]), axis], {}, `${name}.x2`);
+  const rotated = g.node('Concat', [g.node('Neg', [hi], {}, `${name}.neg_x2`), lo], { axis: -1 }, `${name}.rotated`);
+  return g.node('Add', [g.node('Mul', [x, cos], {}, `${name}.xcos`), g.node('Mul', [rotated, sin], {}, `${name}.xsin`)], {}, `${name}.out`);
+}
+
+export function buildLlamaGraph(w: LlamaWeights): Uint8Array {
+  const c = w.config;
+  const { hidden: H, heads, kvHeads: KV, headDim: D, intermediate: I, vocabSize: V } = c;
+  const rep = heads / KV;
+  const g = new GraphBuilder('llama');
+
+  const inputIds = g.input('input_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
+  const attentionMask = g.input('attention_mask', TensorType.INT64, ['batch_size', 'total_sequence_length']);
+  const positionIds = g.input('position_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
+  const pastShape = ['batch_size', KV, 'past_sequence_length', D] as const;
+  const past: { key: string; value: string }[] = [];
+  for (let i = 0; i < c.layers; i++) {
+    past.push({
+      key: g.input(`past_key_values.${i}.key`, TensorType.FLOAT, pastShape),
+      value: g.input(`past_key_values.${i}.value`, TensorType.FLOAT, pastShape),
+    });
+  }
+
+  // Token embedding.
+  let x = g.node('Gather', [g.weight('model.embed_tokens.weight', [V, H], w.embed), inputIds], { axis: 0 }, 'embeddings');
+
+  // Rotary tables from position_ids: [B, S, D].
+  const posF = g.node('Unsqueeze', [g.node('Cast', [positionIds], { to: TensorType.FLOAT }, 'positions_f'), g.ints('axes_2', [2])], {}, 'positions_u');
+  const freqs = g.node('Mul', [posF, g.weight('rope.inv_freq', [D / 2], inverseFrequencies(c))], {}, 'rope.freqs');
+  const emb = g.node('Concat', [freqs, freqs], { axis: -1 }, 'rope.emb');
+  const cos = g.node('Cos', [emb], {}, 'rope.cos');
+  const sin = g.node('Sin', [emb], {}, 'rope.sin');
+  const cosK = g.node('Unsqueeze', [cos, g.ints('axes_1', [1])], {}, 'rope.cos_k'); // [B,1,S,D]
+  const sinK = g.node('Unsqueeze', [sin, g.ints('axes_1b', [1])], {}, 'rope.sin_k');
+  const cosQ = g.node('Unsqueeze', [cos, g.ints('axes_12', [1, 2])], {}, 'rope.cos_q'); // [B,1,1,S,D]
+  const sinQ = g.node('Unsqueeze', [sin, g.ints('axes_12b', [1, 2])], {}, 'rope.sin_q');
+
+  // Attention bias [B,1,1,S,T]: causal (by absolute index) and padding, additive MASK_VALUE.
+  const seqLen = g.node('Shape', [inputIds], { start: 1, end: 2 }, 'mask.S');
+  const totalLen = g.node('Shape', [attentionMask], { start: 1, end: 2 }, 'mask.T');
+  const pastLen = g.node('Sub', [totalLen, seqLen], {}, 'mask.P');
+  const scalar = (v: string, n: string) => g.node('Squeeze', [v, g.ints(`${n}.axes`, [0])], {}, n);
+  const one = g.ints('mask.one', [1], []);
+  const keyIdx = g.node('Range', [g.ints('mask.zero', [0], []), scalar(totalLen, 'mask.T_s'), one], {}, 'mask.key_idx');
+  const queryIdx = g.node('Range', [scalar(pastLen, 'mask.P_s'), scalar(totalLen, 'mask.T_s2'), one], {}, 'mask.query_idx');
+  const future = g.node(
+    'Greater',
+    [g.node('Unsqueeze', [keyIdx, g.ints('axes_0', [0])], {}, 'mask.key_row'), g.node('Unsqueeze', [queryIdx, g.ints('axes_1c', [1])], {}, 'mask.query_col')],
+    {},
+    'mask.future',
+  ); // [S,T]
+  const padded = g.node('Unsqueeze', [g.node('Equal', [attentionMask, g.ints('mask.zero_i', [0], [])], {}, 'mask.pad'), g.ints('axes_12c', [1, 2])], {}, 'mask.pad_u'); // [B,1,1,T]
+  const masked = g.node('Or', [future, padded], {}, 'mask.masked'); // [B,1,S,T]
+  const bias = g.node('Where', [masked, g.scalar('mask.value', MASK_VALUE), g.scalar('mask.zero_f', 0)], {}, 'mask.bias');
+  const bias5 = g.node('Unsqueeze', [bias, g.ints('axes_1d', [1])], {}, 'mask.bias5'); // [B,1,1,S,T]
+
+  const qShape = g.ints('shape.q', [0, 0, KV, rep, D]);
+  const kvShape = g.ints('shape.kv', [0, 0, KV, D]);
+  const outShape = g.ints('shape.attn_out', [0, 0, heads * D]);
+  const scale = g.scalar('attn.scale', 1 / Math.sqrt(D));
+
+  for (let i = 0; i < c.layers; i++) {
+    const L = w.layers[i]!;
+    const p = `model.layers.${i}`;
+    const h = rmsNorm(g, x, g.weight(`${p}.input_layernorm.weight`, [H], L.inputNorm), c.rmsEps, `${p}.input_layernorm`);
+    const q = g.node('Transpose', [g.node('Reshape', [g.node('MatMul', [h, g.weight(`${p}.self_attn.q_proj.weight`, [H, heads * D], L.q)], {}, `${p}.q`), qShape], {}, `${p}.q_r`)], { perm: [0, 2, 3, 1, 4] }, `${p}.q_t`);
+    const k = g.node('Transpose', [g.node('Reshape', [g.node('MatMul', [h, g.weight(`${p}.self_attn.k_proj.weight`, [H, KV * D], L.k)], {}, `${p}.k`), kvShape], {}, `${p}.k_r`)], { perm: [0, 2, 1, 3] }, `${p}.k_t`);
+    const v = g.node('Transpose', [g.node('Reshape', [g.node('MatMul', [h, g.weight(`${p}.self_attn.v_proj.weight`, [H, KV * D], L.v)], {}, `${p}.v`), kvShape], {}, `${p}.v_r`)], { perm: [0, 2, 1, 3] }, `${p}.v_t`);
+    const qr = rope(g, q, cosQ, sinQ, D / 2, `${p}.q_rope`);
+    const kr = rope(g, k, cosK, sinK, D / 2, `${p}.k_rope`);
+    const presentK = g.node('Concat', [past[i]!.key, kr], { axis: 2 }, `present.${i}.key`);
+    const presentV = g.node('Concat', [past[i]!.value, v], { axis: 2 }, `present.${i}.value`);
+    const kT = g.node('Unsqueeze', [g.node('Transpose', [presentK], { perm: [0, 1, 3, 2] }, `${p}.k_T`), g.ints(`${p}.axes_2`, [2])], {}, `${p}.k_T5`);
+    const scores = g.node('Add', [g.node('Mul', [g.node('MatMul', [qr, kT], {}, `${p}.scores_raw`), scale], {}, `${p}.scores_scaled`), bias5], {}, `${p}.scores`);
+    const probs = g.node('Softmax', [scores], { axis: -1 }, `${p}.probs`);
+    const v5 = g.node('Unsqueeze', [presentV, g.ints(`${p}.axes_2v`, [2])], {}, `${p}.v5`);
+    const ctx = g.node('Reshape', [g.node('Transpose', [g.node('MatMul', [probs, v5], {}, `${p}.ctx5`)], { perm: [0, 3, 1, 2, 4] }, `${p}.ctx_t`), outShape], {}, `${p}.ctx`);
+    x = g.node('Add', [x, g.node('MatMul', [ctx, g.weight(`${p}.self_attn.o_proj.weight`, [heads * D, H], L.o)], {}, `${p}.attn_out`)], {}, `${p}.resid_attn`);
+    const h2 = rmsNorm(g, x, g.weight(`${p}.post_attention_layernorm.weight`, [H], L.postNorm), c.rmsEps, `${p}.post_attention_layernorm`);
+    const gate = g.node('MatMul', [h2, g.weight(`${p}.mlp.gate_proj.weight`, [H, I], L.gate)], {}, `${p}.gate`);
+    const up = g.node('MatMul', [h2, g.weight(`${p}.mlp.up_proj.weight`, [H, I], L.up)], {}, `${p}.up`);
+    const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate], {}, `${p}.gate_sig`)], {}, `${p}.silu`), up], {}, `${p}.act`);
+    x = g.node('Add', [x, g.node('MatMul', [act, g.weight(`${p}.mlp.down_proj.weight`, [I, H], L.down)], {}, `${p}.mlp_out`)], {}, `${p}.resid_mlp`);
+    const presentShape = ['batch_size', KV, 'total_sequence_length', D] as const;
+    g.output(`present.${i}.key`, presentK, TensorType.FLOAT, presentShape);
+    g.output(`present.${i}.value`, presentV, TensorType.FLOAT, presentShape);
+  }
+  const hf = rmsNorm(g, x, g.weight('model.norm.weight', [H], w.finalNorm), c.rmsEps, 'model.norm');
+  const logits = g.node('MatMul', [hf, g.weight('lm_head.weight', [H, V], w.lmHead)], {}, 'logits');
+  g.output('logits', logits, TensorType.FLOAT, ['batch_size', 'sequence_length', V]);
+  return g.toBytes();
+}
