@@ -56,7 +56,7 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
 };
 
 /** Writes one fixture folder atomically: a half-written fixture never looks complete. */
-export function writeFixtureFolder(outDir: string, name: string, files: FixtureFiles): void {
+export function writeFixtureFolder(outDir: string, name: string, files: FixtureFiles, replace = true): void {
   mkdirSync(outDir, { recursive: true });
   const final = join(outDir, name);
   const tmp = join(outDir, `.${name}.tmp-${process.pid}-${Date.now()}`);
@@ -65,6 +65,15 @@ export function writeFixtureFolder(outDir: string, name: string, files: FixtureF
     const p = join(tmp, rel);
     mkdirSync(dirname(p), { recursive: true });
     writeFileSync(p, data);
+  }
+  if (!replace) {
+    // Another writer may have finished first: keep theirs.
+    try {
+      renameSync(tmp, final);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    return;
   }
   const old = `${final}.old-${process.pid}-${Date.now()}`;
   if (existsSync(final)) renameSync(final, old);

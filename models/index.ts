@@ -37,7 +37,7 @@ export async function writeFixtures(options: WriteFixturesOptions = {}): Promise
   const written: string[] = [];
   for (const name of PRESET_FIXTURES[options.preset ?? 'default']) {
     if (options.ifMissing && existsSync(join(outDir, name))) continue;
-    writeFixtureFolder(outDir, name, FIXTURE_BUILDERS[name]!());
+    writeFixtureFolder(outDir, name, FIXTURE_BUILDERS[name]!(), !options.ifMissing);
     written.push(name);
   }
   return written;
