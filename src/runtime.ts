@@ -13,6 +13,13 @@ export interface RuntimeOptions {
  * the catalog together, and starts loading the models. Runtime-agnostic: the Node
  * server, the MSW handlers and the in-page starter all build theirs here.
  */
+/** Resolves once no model is still starting (each is ready or failed). */
+export async function modelsSettled(engine: EngineApi, pollMs = 50): Promise<void> {
+  while ((await engine.models()).some((m) => m.status === 'starting')) {
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 export function createRuntime({ engine, access, catalog }: RuntimeOptions): Runtime {
   let entries = [...catalog];
   void engine.load(entries);

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../errors.js';
 import type { CatalogEntry, Device, EngineApi } from '../protocol.js';
@@ -21,7 +23,7 @@ export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
   let current = spawn();
 
   function spawn() {
-    const worker = new Worker(workerUrl(), { workerData: { device }, execArgv: workerExecArgv() });
+    const worker = new Worker(workerEntry(), { workerData: { device }, eval: fromSource });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
     worker.unref();
     worker.on('error', () => undefined); // reported through 'exit'
@@ -73,12 +75,14 @@ export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
 }
 
 // Compiled, this file sits at dist/src/engine/client/ and the worker at dist/worker/.
-// Run from source (vitest), the worker is TypeScript and needs tsx's loader.
-function workerUrl(): URL {
-  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`../../../worker/node.${ext}`, import.meta.url);
-}
+// Run from source (vitest, tsx), the worker is TypeScript: a small bootstrap
+// registers tsx's loader inside the worker first (Node 20 does not pass `--import`
+// hooks on to workers).
+const fromSource = import.meta.url.endsWith('.ts');
 
-function workerExecArgv(): string[] {
-  return import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [];
+function workerEntry(): URL | string {
+  const url = new URL(`../../../worker/node.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  if (!fromSource) return url;
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href.replace(/\.cjs$/, '.mjs');
+  return `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(url.href)}); })`;
 }

@@ -4,7 +4,7 @@ import { createAccess } from '../../access/access.js';
 import { createMemoryStore } from '../../access/memory-store.js';
 import { startNodeEngine } from '../../engine/client/node.js';
 import type { Device } from '../../engine/protocol.js';
-import { createRuntime } from '../../runtime.js';
+import { createRuntime, modelsSettled } from '../../runtime.js';
 import { loadCatalog } from '../node/catalog.js';
 import { defaultCatalogFile } from '../node/paths.js';
 import { handlersFor } from './handlers.js';
@@ -24,7 +24,8 @@ export type HearthHandlers = RequestHandler[] & { close(): Promise<void> };
 /**
  * In-process Hearth for an application's tests: `setupServer(...await hearthHandlers())`
  * and its OpenAI client talks to a real small model with no network. The engine runs
- * in a worker thread; `close()` stops it (optional: it does not hold the process open).
+ * in a worker thread; it resolves once the models are loaded. `close()` stops the
+ * worker (optional: it does not hold the process open).
  */
 export async function hearthHandlers(options: HearthHandlersOptions = {}): Promise<HearthHandlers> {
   await writeFixtures({ ifMissing: true });
@@ -32,5 +33,8 @@ export async function hearthHandlers(options: HearthHandlersOptions = {}): Promi
   const access = createAccess({ store: createMemoryStore(), acceptAnyWellFormedKey: !options.apiKeys });
   for (const key of options.apiKeys ?? []) await access.addKey(key, { name: 'msw' });
   const runtime = createRuntime({ engine: startNodeEngine({ device: options.device }), access, catalog });
+  // A test double should answer at once rather than with 503 while loading; the
+  // openai SDK's retry of a mocked response can also stall on MSW's teed body.
+  await modelsSettled(runtime.engine);
   return Object.assign(handlersFor(runtime, options.baseURL), { close: () => runtime.close() });
 }
