@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { nodeBackend } from '../src/backends/node.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { Device } from '../src/engine/protocol.js';
-import { Comlink, nodeEndpoint } from '../src/engine/rpc.js';
+import { exposeEngine, nodeEndpoint } from '../src/engine/rpc.js';
 
 const { device } = workerData as { device: Device };
-Comlink.expose(createEngine(nodeBackend(device)), nodeEndpoint(parentPort!));
+exposeEngine(createEngine(nodeBackend(device)), nodeEndpoint(parentPort!));

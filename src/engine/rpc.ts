@@ -3,6 +3,7 @@
 // the router can answer with the right status.
 import * as Comlink from 'comlink';
 import { deserializeError, serializeError } from './errors.js';
+import type { EngineApi, GenerateRequest, GenerateResult, TokenEvent } from './protocol.js';
 
 const builtin = Comlink.transferHandlers.get('throw')!;
 Comlink.transferHandlers.set('throw', {
@@ -41,4 +42,50 @@ export function nodeEndpoint(port: NodePort): Comlink.Endpoint {
       listeners.delete(handler);
     },
   };
+}
+
+/**
+ * Worker side: exposes the engine. A generation's token callback is a comlink proxy
+ * (its own MessagePort); it is released when the generation ends so ports do not pile up.
+ */
+export function exposeEngine(engine: EngineApi, endpoint: Comlink.Endpoint): void {
+  const exposed: EngineApi = {
+    ...engine,
+    async generate(req, onToken) {
+      const remote = onToken as Comlink.Remote<(ev: TokenEvent) => void>;
+      try {
+        return await engine.generate(req, (ev) => void remote(ev));
+      } finally {
+        remote[Comlink.releaseProxy]();
+      }
+    },
+  };
+  Comlink.expose(exposed, endpoint);
+}
+
+/**
+ * Main-thread side of generate. Token events travel on the callback's own port and
+ * the result on the worker's, and two ports keep no order between them: the result
+ * can overtake the last tokens. Every token appears in exactly one event, so the
+ * result is held until the events have delivered all of its tokens.
+ */
+export async function generateInOrder(
+  remote: Comlink.Remote<EngineApi>,
+  req: GenerateRequest,
+  onToken: (ev: TokenEvent) => void,
+): Promise<GenerateResult> {
+  let seen = 0;
+  let expected = Infinity;
+  let caughtUp: () => void = () => undefined;
+  const result = await remote.generate(
+    req,
+    Comlink.proxy((ev: TokenEvent) => {
+      onToken(ev);
+      seen += ev.token_ids.length;
+      if (seen >= expected) caughtUp();
+    }),
+  );
+  expected = result.token_ids.length;
+  if (seen < expected) await new Promise<void>((r) => (caughtUp = r));
+  return result;
 }

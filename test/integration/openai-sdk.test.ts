@@ -73,6 +73,8 @@ describe('the openai SDK against a real server', () => {
     expect(chunks[0].choices[0].delta).toMatchObject({ role: 'assistant', content: '' });
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
     expect(text).toBe(whole.choices[0].message.content);
+    // One chunk per token as it is produced (the final EOS token has no text).
+    expect(chunks.filter((c) => c.choices[0]?.delta.content).length).toBe(whole.usage!.completion_tokens - 1);
     expect(chunks.at(-2)!.choices[0].finish_reason).toBe('stop');
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(chunks.at(-1)!.usage).toEqual(whole.usage);

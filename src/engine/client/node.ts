@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../errors.js';
 import type { CatalogEntry, Device, EngineApi } from '../protocol.js';
-import { Comlink, nodeEndpoint } from '../rpc.js';
+import { Comlink, generateInOrder, nodeEndpoint } from '../rpc.js';
 
 export interface NodeEngine extends EngineApi {
   /** Stops the worker thread. */
@@ -62,13 +62,13 @@ export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
       return call((api) => api.load(list));
     },
     models: () => call((api) => api.models()),
-    generate: (req, onToken) => call((api) => api.generate(req, Comlink.proxy(onToken))),
+    generate: (req, onToken) => call((api) => generateInOrder(api, req, onToken)),
     cancel: (id) => call((api) => api.cancel(id)),
     embed: (req) => call((api) => api.embed(req)),
     dispose: () => call((api) => api.dispose()),
     async terminate() {
+      await call((api) => api.dispose()).catch(() => undefined);
       closing = true;
-      await current.api.dispose().catch(() => undefined);
       await current.worker.terminate();
     },
   };
