@@ -51,7 +51,7 @@ export const invalidRequest = (message: string, param: string | null = null, cod
 export const modelNotFound = (id: string) =>
   new ApiError(404, 'invalid_request_error', 'model_not_found', `The model \`${id}\` does not exist or you do not have access to it.`, 'model');
 
-export const modelNotReady = (id: string, retryAfter = 5, why = 'is starting or redeploying') =>
+export const modelNotReady = (id: string, retryAfter = 1, why = 'is starting or redeploying') =>
   new ApiError(503, 'unavailable_error', 'model_not_ready', `The model \`${id}\` ${why}; retry shortly.`, null, {
     'retry-after': String(retryAfter),
   });

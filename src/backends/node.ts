@@ -1,13 +1,19 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from '../engine/errors.js';
 import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
 
-/** onnxruntime-node: CPU always; CUDA when its provider library was installed. */
+export const CUDA_INSTALL_HINT =
+  'Install it with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (needs CUDA 12 and cuDNN 9), or use --device cpu.';
+
+/** onnxruntime-node: CPU always (and its bundled WebGPU); CUDA when its provider library was installed. */
 export function nodeBackend(device: Device = 'cpu'): Backend {
-  if (device !== 'cpu' && device !== 'cuda') {
-    throw new EngineError('invalid_value', `device "${device}" is not available in Node; use cpu or cuda`, 'device');
+  if (device === 'wasm') {
+    throw new EngineError('invalid_value', 'device "wasm" is for browsers; in Node use cpu, cuda or webgpu', 'device');
   }
   return {
     device,
@@ -37,8 +43,14 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
 
 function cudaMissing(cause: unknown): Error {
   const why = cause instanceof Error ? cause.message : String(cause);
-  return new Error(
-    `The CUDA execution provider could not start (${why}). Install it with ` +
-      '`ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (needs CUDA 12 and cuDNN 9), or use --device cpu.',
-  );
+  return new Error(`The CUDA execution provider could not start (${why}). ${CUDA_INSTALL_HINT}`);
+}
+
+/** The npm package ships only the CPU library; the CUDA provider arrives with the rebuild above. */
+export function cudaProviderInstalled(): boolean {
+  const pkg = dirname(createRequire(import.meta.url).resolve('onnxruntime-node/package.json'));
+  const bin = join(pkg, 'bin');
+  if (!existsSync(bin)) return false;
+  const libs = readdirSync(bin, { recursive: true, encoding: 'utf8' });
+  return libs.some((f) => /onnxruntime_providers_cuda\.(so|dll)$/.test(f));
 }

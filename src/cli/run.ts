@@ -58,7 +58,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`hearth: ${err.message}`);
       return err.exitCode;
     }
-    io.err(`hearth: ${(err as Error)?.stack ?? String(err)}`);
+    // The message says what to do; the stack is for whoever debugs hearth itself.
+    const e = err as Error;
+    io.err(`hearth: ${(process.env.HEARTH_DEBUG ? e?.stack : e?.message) ?? String(err)}`);
     return 1;
   }
 }

@@ -152,7 +152,7 @@ describe('error envelopes from the router over the stub engine', () => {
     const { post } = setup();
     const res = await post('/v1/chat/completions', chat({ model: 'svc/warming' }));
     await expectError(res, 503, 'unavailable_error', 'model_not_ready');
-    expect(res.headers.get('retry-after')).toBe('5');
+    expect(res.headers.get('retry-after')).toBe('1');
   });
 
   test('model_not_ready from the stub engine is 503 with its retryAfter in retry-after', async () => {

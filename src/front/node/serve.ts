@@ -3,6 +3,7 @@ import { writeFixtures } from '../../../models/index.js';
 import { createAccess } from '../../access/access.js';
 import { openStore } from '../../access/open-store.js';
 import { createRouter } from '../../api/router.js';
+import { CUDA_INSTALL_HINT, cudaProviderInstalled } from '../../backends/node.js';
 import { startNodeEngine } from '../../engine/client/node.js';
 import { createRuntime } from '../../runtime.js';
 import { loadCatalog } from './catalog.js';
@@ -21,6 +22,10 @@ const DRAIN_MS = 10_000;
 export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const log = opts.log ?? (() => undefined);
   const host = opts.host ?? '127.0.0.1';
+  // Fail here, with the fix, rather than later as a failed model in a worker.
+  if (opts.device === 'cuda' && !cudaProviderInstalled()) {
+    throw new Error(`--device cuda: onnxruntime-node's CUDA provider is not installed. ${CUDA_INSTALL_HINT}`);
+  }
   if (!opts.catalog) {
     const written = await writeFixtures({ ifMissing: true });
     if (written.length) log(`Wrote fixture models: ${written.join(', ')}`);
@@ -52,10 +57,12 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     close: () =>
       (closed ??= (async () => {
         // Stop accepting, give in-flight requests a moment, then cut what is left.
+        const http = server as ServerType & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
         const drained = new Promise<void>((r) => server.close(() => r()));
+        http.closeIdleConnections?.(); // idle keep-alive sockets would hold close() open
         const deadline = new Promise<void>((r) => setTimeout(r, DRAIN_MS).unref());
         await Promise.race([drained, deadline]);
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        http.closeAllConnections?.();
         await runtime.close();
       })()),
   };
