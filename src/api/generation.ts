@@ -27,6 +27,8 @@ export class GenerationSet {
   readonly events = new Channel<GenEvent>();
   /** Completion tokens seen so far per generation (what a cut stream is billed for). */
   readonly produced: number[];
+  /** Prompt and cached tokens per generation, known from its first token event. */
+  readonly promptSeen: { prompt_tokens: number; cached_tokens: number }[];
   readonly results: (GenerateResult | undefined)[];
   readonly startedAt = Date.now();
   #settled: boolean[];
@@ -46,6 +48,7 @@ export class GenerationSet {
     const count = prompts.length * n;
     this.ids = Array.from({ length: count }, () => randomId('gen_'));
     this.produced = new Array<number>(count).fill(0);
+    this.promptSeen = Array.from({ length: count }, () => ({ prompt_tokens: 0, cached_tokens: 0 }));
     this.results = new Array<GenerateResult | undefined>(count).fill(undefined);
     this.#settled = new Array<boolean>(count).fill(false);
     this.#pending = count;
@@ -81,6 +84,7 @@ export class GenerationSet {
       const onToken = (ev: TokenEvent) => {
         if (this.#settled[g]) return;
         this.produced[g]! += ev.token_ids.length;
+        if (ev.prompt_tokens !== undefined) this.promptSeen[g] = { prompt_tokens: ev.prompt_tokens, cached_tokens: ev.cached_tokens ?? 0 };
         this.events.push({ kind: 'token', gen: g, ev });
       };
       const run = this.#cancelled
@@ -133,7 +137,8 @@ export class GenerationSet {
     let cached_tokens = 0;
     let completion_tokens = 0;
     for (let p = 0; p < this.prompts.length; p++) {
-      const r = this.results.slice(p * this.n, (p + 1) * this.n).find((x) => x !== undefined);
+      const gens = [...Array(this.n).keys()].map((j) => p * this.n + j);
+      const r = gens.map((g) => this.results[g] ?? this.promptSeen[g]!).find((x) => x.prompt_tokens > 0);
       prompt_tokens += r?.prompt_tokens ?? 0;
       cached_tokens += r?.cached_tokens ?? 0;
     }

@@ -84,6 +84,9 @@ export interface TokenEvent {
   text: string;
   token_ids: number[];
   logprobs?: TokenLogprob[];
+  /** On the first event only: what the prompt cost, so a generation cut short can still be billed. */
+  prompt_tokens?: number;
+  cached_tokens?: number;
 }
 
 export type FinishReason = 'stop' | 'length';

@@ -102,7 +102,9 @@ export class Sequence {
   }
 
   private send(text: string, ids: number[], logprob?: TokenLogprob): void {
-    this.onToken({ text, token_ids: ids, logprobs: logprob ? [logprob] : undefined });
+    const ev: TokenEvent = { text, token_ids: ids, logprobs: logprob ? [logprob] : undefined };
+    if (this.generated.length === 1) Object.assign(ev, { prompt_tokens: this.promptIds.length, cached_tokens: 0 });
+    this.onToken(ev);
   }
 
   private describe(token: SampledToken): TokenLogprob {

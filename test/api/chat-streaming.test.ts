@@ -84,6 +84,7 @@ describe('chat streaming with the stub engine', () => {
     expect(access.records).toHaveLength(1);
     expect(access.records[0]!.usage.completion_tokens).toBeGreaterThan(0);
     expect(access.records[0]!.usage.completion_tokens).toBeLessThan(50);
+    expect(access.records[0]!.usage.prompt_tokens).toBeGreaterThan(0);
   });
 
   test('cancels every stub engine generation when the request signal aborts', async () => {

@@ -139,6 +139,7 @@ export class StubEngine implements EngineApi {
       }
       ids.push(100 + i);
       const ev: TokenEvent = { text: tok, token_ids: [100 + i] };
+      if (i === 0) ev.prompt_tokens = s.promptTokens ?? promptLength(req);
       if (req.sampling.logprobs >= 0) {
         const lp = logprobFor(tok, 100 + i, req.sampling.logprobs);
         lps.push(lp);

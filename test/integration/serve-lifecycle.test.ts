@@ -51,10 +51,7 @@ describe('hearth serve', () => {
     const stream = await client.chat.completions.create({
       model: 'svc/tiny-chat',
       messages: [{ role: 'user', content: 'Hello!' }],
-      max_tokens: 1500,
       stream: true,
-      // @ts-expect-error: an SGLang-style extension that keeps generating past EOS
-      ignore_eos: true,
     });
     const exit = server.stop('SIGTERM');
     let chunks = 0;
