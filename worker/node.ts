@@ -6,5 +6,5 @@ import { createEngine } from '../src/engine/engine.js';
 import type { Device } from '../src/engine/protocol.js';
 import { exposeEngine, nodeEndpoint } from '../src/engine/rpc.js';
 
-const { device } = workerData as { device: Device };
-exposeEngine(createEngine(nodeBackend(device)), nodeEndpoint(parentPort!));
+const { device, kvCacheMb } = workerData as { device: Device; kvCacheMb?: number };
+exposeEngine(createEngine(nodeBackend(device), { kvCacheMb }), nodeEndpoint(parentPort!));

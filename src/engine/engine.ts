@@ -17,7 +17,12 @@ import { Sequence } from './sequence.js';
  * The engine as the worker exposes it: finds the model, turns the prompt into
  * tokens, checks it fits, and hands a Sequence to that model's scheduler.
  */
-export function createEngine(backend: Backend): EngineApi {
+export interface EngineOptions {
+  /** Memory for each model's prefix cache, in MiB (default 256; 0 turns it off). */
+  kvCacheMb?: number;
+}
+
+export function createEngine(backend: Backend, options: EngineOptions = {}): EngineApi {
   const hosts = new Map<string, ModelHost>();
 
   function ready(id: string, tasks: ModelTask[]): { host: ModelHost; model: LoadedModel } {
@@ -36,7 +41,7 @@ export function createEngine(backend: Backend): EngineApi {
   return {
     async load(entries: CatalogEntry[]) {
       for (const entry of entries) {
-        if (!hosts.has(entry.id)) hosts.set(entry.id, new ModelHost(entry, backend));
+        if (!hosts.has(entry.id)) hosts.set(entry.id, new ModelHost(entry, backend, options));
       }
     },
 
@@ -73,7 +78,7 @@ export function createEngine(backend: Backend): EngineApi {
         throw new EngineError('context_length_exceeded', `The prompt has ${ids.length} tokens; this model's maximum context length is ${ctx}`, param);
       }
       const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, onToken);
-      void scheduler.submit(seq).catch(() => undefined);
+      scheduler.submit(seq);
       return seq.result;
     },
 

@@ -2,7 +2,11 @@ import type { Backend } from '../backends/types.js';
 import { CausalLM } from './models/causal-lm.js';
 import { Encoder } from './models/encoder.js';
 import type { CatalogEntry, ModelState, ModelStatus } from './protocol.js';
+import type { EngineOptions } from './engine.js';
+import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
+
+export const DEFAULT_KV_CACHE_MB = 256;
 import { TextCodec } from './text/codec.js';
 
 /** Everything that serves one catalog entry once it is ready. */
@@ -27,6 +31,7 @@ export class ModelHost {
   constructor(
     readonly entry: CatalogEntry,
     backend: Backend,
+    private readonly options: EngineOptions = {},
   ) {
     this.ready = this.load(backend).then(
       (m) => {
@@ -64,7 +69,9 @@ export class ModelHost {
       return { codec, encoder: await Encoder.load(backend, folder, this.entry) };
     }
     const lm = await CausalLM.load(backend, folder, this.entry);
-    return { codec, lm, scheduler: new Scheduler(lm) };
+    const mb = this.options.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
+    const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
+    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }) };
   }
 
   async dispose(): Promise<void> {

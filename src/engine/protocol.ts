@@ -29,6 +29,33 @@ export interface ModelState {
   owned_by: string;
   /** Why it failed, or load progress while starting. */
   detail?: string;
+  /** While a hub model downloads: bytes per file so far (absent otherwise). */
+  download?: DownloadProgress[];
+}
+
+/** One file of a hub download, as transformers.js's progress_callback reports it. */
+export interface DownloadProgress {
+  file: string;
+  loaded: number;
+  /** 0 when the server did not say. */
+  total: number;
+  done: boolean;
+}
+
+/** What the engine knows about its load, for /metrics. */
+export interface EngineStats {
+  models: ModelStats[];
+}
+
+export interface ModelStats {
+  id: string;
+  /** Sequences being generated (or embedding batches running) now. */
+  active: number;
+  /** Sequences admitted but not yet stepped (0 where the scheduler has no queue). */
+  queued: number;
+  /** Bytes of KV cache held, and the budget, where the engine tracks them. */
+  kv_cache_bytes?: number;
+  kv_cache_capacity_bytes?: number;
 }
 
 export interface ChatMessage {
@@ -125,4 +152,18 @@ export interface EngineApi {
   cancel(id: string): Promise<void>;
   embed(req: EmbedRequest): Promise<EmbedResult>;
   dispose(): Promise<void>;
-}
+
+  // Model operations (optional: engines without them serve a fixed catalog).
+
+  /** Starts serving a new model (status `starting`, then `ready` or `failed`); model_exists
+   * (invalid_value) if the id is taken. Resolves with its state at once. */
+  add?(entry: CatalogEntry): Promise<ModelState>;
+  /** Stops serving a model: new requests get model_not_found at once; requests in flight
+   * finish first, then its sessions are released. */
+  remove?(id: string): Promise<void>;
+  /** Loads a fresh instance (from `entry` if given, else the same entry) while the old one
+   * finishes what it is doing; status `redeploying` (new requests get model_not_ready) until
+   * the new one is ready. Resolves with the state at once; models() shows the outcome. */
+  redeploy?(id: string, entry?: CatalogEntry): Promise<ModelState>;
+  /** Load figures per model, for metrics. */
+  stats?(): Promise<EngineStats>;

@@ -1,61 +1,86 @@
 import { EngineError } from './errors.js';
+import { packBatch, unpackRow, type BatchKv, type SeqKv } from './kv/layout.js';
+import type { PrefixCache } from './kv/prefix-cache.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
 import { yieldToEventLoop } from './yield.js';
 
+export interface SchedulerOptions {
+  prefixCache?: PrefixCache;
+  /** Most sequences decoded together in one step. */
+  maxBatch?: number;
+}
+
+export interface SchedulerStats {
+  waiting: number;
+  running: number;
+}
+
 /**
- * The step loop of one model. Each step advances one sequence by one forward pass
- * (its whole prompt first, then a token at a time), taking sequences in turn so
- * concurrent requests all make progress. Sequences join and leave between steps,
- * which is where batching several per step will slot in.
+ * The step loop of one model: continuous batching. Each turn of the loop
+ * prefills at most one new sequence (reusing a cached prefix when there is one),
+ * then runs one decode step for every running sequence together. Sequences join
+ * and leave the batch between steps; a cancelled one is dropped before the next.
  */
 export class Scheduler {
-  private readonly active: Sequence[] = [];
-  private next = 0;
+  private waiting: Sequence[] = [];
+  /** Prefilled, holding their own cache, to join the batch at the next step. */
+  private joining: Sequence[] = [];
+  /** The rows of `batchKv`, in order. */
+  private batch: Sequence[] = [];
+  private batchKv: BatchKv | null = null;
   private running = false;
+  private readonly maxBatch: number;
 
-  constructor(private readonly lm: CausalLM) {}
+  constructor(
+    private readonly lm: CausalLM,
+    private readonly opts: SchedulerOptions = {},
+  ) {
+    this.maxBatch = opts.maxBatch ?? 32;
+  }
 
-  submit(seq: Sequence): Promise<void> {
-    this.active.push(seq);
+  submit(seq: Sequence): void {
+    this.waiting.push(seq);
     if (!this.running) void this.loop();
-    return seq.result.then(() => undefined);
   }
 
   cancel(id: string): boolean {
-    const seq = this.active.find((s) => s.id === id);
+    const seq = [...this.waiting, ...this.joining, ...this.batch].find((s) => s.id === id);
     if (seq) seq.cancelled = true;
     return seq !== undefined;
   }
 
-  get size(): number {
-    return this.active.length;
+  stats(): SchedulerStats {
+    return { waiting: this.waiting.length, running: this.joining.length + this.batch.length };
   }
 
   /** Ends every sequence, e.g. when the model is being unloaded. */
   abortAll(error: EngineError): void {
-    for (const seq of this.active.splice(0)) seq.fail(error);
+    for (const seq of [...this.waiting.splice(0), ...this.joining.splice(0), ...this.batch.splice(0)]) seq.fail(error);
+    this.batchKv = null;
   }
 
   private async loop(): Promise<void> {
     this.running = true;
     try {
-      while (this.active.length > 0) {
-        this.next %= this.active.length;
-        const seq = this.active[this.next];
-        if (seq.cancelled) {
-          this.remove(seq);
-          seq.fail(new EngineError('cancelled', 'the request was cancelled'));
-          continue;
+      while (this.waiting.length || this.joining.length || this.batch.length) {
+        this.dropCancelled();
+        const seq = this.waiting.shift();
+        if (seq) {
+          try {
+            await this.prefill(seq);
+          } catch (e) {
+            seq.fail(e);
+          }
         }
-        try {
-          const { logits, kv } = await this.lm.forward(seq.nextInput(), seq.kv);
-          seq.kv = kv;
-          if (seq.advance(logits)) this.remove(seq);
-          else this.next++;
-        } catch (e) {
-          this.remove(seq);
-          seq.fail(e);
+        if (this.joining.length || this.batch.length) {
+          try {
+            await this.decodeStep();
+          } catch (e) {
+            // A failed step fails what it was running, not the loop.
+            for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) s.fail(e);
+            this.batchKv = null;
+          }
         }
         await yieldToEventLoop();
       }
@@ -64,9 +89,58 @@ export class Scheduler {
     }
   }
 
-  private remove(seq: Sequence): void {
-    const i = this.active.indexOf(seq);
-    if (i !== -1) this.active.splice(i, 1);
-    if (i < this.next) this.next--;
+  private async prefill(seq: Sequence): Promise<void> {
+    const prompt = seq.promptIds;
+    // At least the last prompt token is run, for the logits of the first new token.
+    const hit = this.opts.prefixCache?.match(prompt, prompt.length - 1) ?? null;
+    seq.cachedTokens = hit?.length ?? 0;
+    const { logits, kv } = await this.lm.prefill(prompt.slice(seq.cachedTokens), hit?.kv ?? null);
+    this.opts.prefixCache?.insert(prompt, kv);
+    if (seq.advance(logits)) return;
+    seq.kv = kv;
+    this.joining.push(seq);
+  }
+
+  private async decodeStep(): Promise<void> {
+    if (this.joining.length && this.batch.length < this.maxBatch) {
+      const joining = this.joining.splice(0, this.maxBatch - this.batch.length);
+      this.repack(this.batch, joining);
+    }
+    const { logits, kv } = await this.lm.decode(
+      this.batch.map((s) => s.lastToken),
+      this.batchKv!,
+    );
+    this.batchKv = kv;
+    const done = new Set<Sequence>();
+    this.batch.forEach((s, r) => {
+      if (s.advance(logits[r])) done.add(s);
+    });
+    if (done.size === 0) return;
+    for (const [r, s] of this.batch.entries()) {
+      if (done.has(s)) this.opts.prefixCache?.insert(s.fedTokens, unpackRow(this.lm.kvShape, kv, r));
+    }
+    this.repack(this.batch.filter((s) => !done.has(s)), []);
+  }
+
+  /** Rebuilds the batch cache for the rows that stay plus those joining. */
+  private repack(stay: Sequence[], joining: Sequence[]): void {
+    const shape = this.lm.kvShape;
+    const rows: SeqKv[] = stay.map((s) => unpackRow(shape, this.batchKv!, this.batch.indexOf(s)));
+    for (const s of joining) {
+      rows.push(s.kv!);
+      s.kv = null;
+    }
+    this.batch = [...stay, ...joining];
+    this.batchKv = this.batch.length ? packBatch(shape, rows) : null;
+  }
+
+  private dropCancelled(): void {
+    const cancelled = (s: Sequence) => s.cancelled;
+    const gone = [...this.waiting, ...this.joining, ...this.batch].filter(cancelled);
+    if (gone.length === 0) return;
+    this.waiting = this.waiting.filter((s) => !s.cancelled);
+    this.joining = this.joining.filter((s) => !s.cancelled);
+    if (this.batch.some(cancelled)) this.repack(this.batch.filter((s) => !s.cancelled), []);
+    for (const s of gone) s.fail(new EngineError('cancelled', 'the request was cancelled'));
   }
 }

@@ -1,4 +1,4 @@
-import type { KvCache } from './models/causal-lm.js';
+import type { SeqKv } from './kv/layout.js';
 import type {
   FinishReason,
   GenerateRequest,
@@ -23,7 +23,10 @@ export interface SequenceLimits {
  */
 export class Sequence {
   readonly generated: number[] = [];
-  kv: KvCache | null = null;
+  /** Its cache while it is not in the decode batch (after prefill, before joining). */
+  kv: SeqKv | null = null;
+  /** Prompt tokens whose KV came from the prefix cache. */
+  cachedTokens = 0;
   cancelled = false;
   readonly result: Promise<GenerateResult>;
 
@@ -52,9 +55,13 @@ export class Sequence {
     return this.req.id;
   }
 
-  /** What to feed the model next: the whole prompt first, then the last token. */
-  nextInput(): number[] {
-    return this.kv ? [this.generated[this.generated.length - 1]] : this.promptIds;
+  get lastToken(): number {
+    return this.generated[this.generated.length - 1];
+  }
+
+  /** Every token fed to the model so far (the last sampled one is not fed yet). */
+  get fedTokens(): number[] {
+    return [...this.promptIds, ...this.generated.slice(0, -1)];
   }
 
   /** Samples from this step's logits. Returns true when the sequence has finished. */
@@ -94,7 +101,7 @@ export class Sequence {
       matched_stop: matched,
       prompt_tokens: this.promptIds.length,
       completion_tokens: this.generated.length,
-      cached_tokens: 0,
+      cached_tokens: this.cachedTokens,
       prompt_text: this.promptText,
       logprobs: this.req.sampling.logprobs >= 0 ? this.logprobs : undefined,
     });
@@ -103,7 +110,7 @@ export class Sequence {
 
   private send(text: string, ids: number[], logprob?: TokenLogprob): void {
     const ev: TokenEvent = { text, token_ids: ids, logprobs: logprob ? [logprob] : undefined };
-    if (this.generated.length === 1) Object.assign(ev, { prompt_tokens: this.promptIds.length, cached_tokens: 0 });
+    if (this.generated.length === 1) Object.assign(ev, { prompt_tokens: this.promptIds.length, cached_tokens: this.cachedTokens });
     this.onToken(ev);
   }
 

@@ -19,6 +19,7 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --rate-limit N         requests per minute per key (default 60)
   --sandbox-cap-usd N    monthly spend cap of sandbox accounts in USD (default 5)
   --max-body-bytes N     largest request body (default 1048576)
+  --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
   --store S              file (default), memory, or a redis:// URL
   -h, --help             show this help
 
@@ -41,6 +42,7 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'rate-limit': { type: 'string' },
     'sandbox-cap-usd': { type: 'string' },
     'max-body-bytes': { type: 'string' },
+    'kv-cache-mb': { type: 'string' },
   });
   if (values.help) {
     io.out(SERVE_HELP);
@@ -72,6 +74,8 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (cap !== undefined) o.sandboxCapUsd = cap;
   const maxBody = intFlag('serve', 'max-body-bytes', values['max-body-bytes'], 1);
   if (maxBody !== undefined) o.maxBodyBytes = maxBody;
+  const kvMb = intFlag('serve', 'kv-cache-mb', values['kv-cache-mb'], 0);
+  if (kvMb !== undefined) o.kvCacheMb = kvMb;
   if (values.store !== undefined) {
     const s = values.store;
     if (s !== 'file' && s !== 'memory' && !/^rediss?:\/\//i.test(s)) {

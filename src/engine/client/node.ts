@@ -15,7 +15,7 @@ export interface NodeEngine extends EngineApi {
  * the worker dies fail with `engine_crashed`, and a fresh worker is started that
  * loads the same models again, so the next request finds a working engine.
  */
-export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
+export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number } = {}): NodeEngine {
   const device = opts.device ?? 'cpu';
   let entries: CatalogEntry[] = [];
   let closing = false;
@@ -23,7 +23,7 @@ export function startNodeEngine(opts: { device?: Device } = {}): NodeEngine {
   let current = spawn();
 
   function spawn() {
-    const worker = new Worker(workerEntry(), { workerData: { device }, eval: fromSource });
+    const worker = new Worker(workerEntry(), { workerData: { device, kvCacheMb: opts.kvCacheMb }, eval: fromSource });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
     worker.unref();
     worker.on('error', () => undefined); // reported through 'exit'

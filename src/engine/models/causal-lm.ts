@@ -1,12 +1,7 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
+import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
 import { joinPath, onnxFileFor, readJson } from './files.js';
-
-/** A sequence's attention keys and values, one tensor pair per layer. */
-export interface KvCache {
-  readonly length: number;
-  readonly tensors: Record<string, Tensor>;
-}
 
 interface LlmConfig {
   num_hidden_layers: number;
@@ -51,37 +46,69 @@ export class CausalLM {
     );
   }
 
-  /**
-   * Runs `tokens` after the cached ones. Returns the logits of the last position
-   * and the cache extended by these tokens.
-   */
-  async forward(tokens: number[], past: KvCache | null): Promise<{ logits: Float32Array; kv: KvCache }> {
-    const { Tensor } = this.backend;
+  get kvShape(): KvShape {
+    return { layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim };
+  }
+
+  /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
+  async prefill(tokens: number[], past: SeqKv | null): Promise<{ logits: Float32Array; kv: SeqKv }> {
     const pastLen = past?.length ?? 0;
-    const total = pastLen + tokens.length;
+    const out = await this.run(
+      [tokens],
+      [Array.from(tokens, (_, i) => pastLen + i)],
+      new BigInt64Array(pastLen + tokens.length).fill(1n),
+      pastLen,
+      past?.data ?? null,
+    );
+    const vocab = out.logits.dims[2];
+    const logits = (out.logits.data as Float32Array).slice((tokens.length - 1) * vocab, tokens.length * vocab);
+    return { logits, kv: { length: pastLen + tokens.length, data: out.kv } };
+  }
+
+  /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
+  async decode(tokens: number[], batch: BatchKv): Promise<{ logits: Float32Array[]; kv: BatchKv }> {
+    const { width, pads } = batch;
+    const mask = new BigInt64Array(tokens.length * (width + 1));
+    pads.forEach((pad, r) => mask.fill(1n, r * (width + 1) + pad, (r + 1) * (width + 1)));
+    const out = await this.run(
+      tokens.map((t) => [t]),
+      pads.map((pad) => [width - pad]),
+      mask,
+      width,
+      batch.data,
+    );
+    const vocab = out.logits.dims[2];
+    const data = out.logits.data as Float32Array;
+    const logits = tokens.map((_, r) => data.subarray(r * vocab, (r + 1) * vocab));
+    return { logits, kv: { width: width + 1, pads, data: out.kv } };
+  }
+
+  private async run(
+    ids: number[][],
+    positions: number[][],
+    mask: BigInt64Array,
+    pastLen: number,
+    past: Float32Array[] | null,
+  ): Promise<{ logits: Tensor; kv: Float32Array[] }> {
+    const { Tensor } = this.backend;
+    const rows = ids.length;
+    const len = ids[0].length;
     const feeds: Record<string, Tensor> = {
-      input_ids: new Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]),
-      attention_mask: new Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]),
-      position_ids: new Tensor('int64', BigInt64Array.from(tokens, (_, i) => BigInt(pastLen + i)), [1, tokens.length]),
+      input_ids: new Tensor('int64', BigInt64Array.from(ids.flat(), BigInt), [rows, len]),
+      attention_mask: new Tensor('int64', mask, [rows, pastLen + len]),
+      position_ids: new Tensor('int64', BigInt64Array.from(positions.flat(), BigInt), [rows, len]),
     };
+    const kvDims = [rows, this.kvHeads, pastLen, this.headDim];
     for (let i = 0; i < this.layers; i++) {
-      for (const kind of ['key', 'value']) {
-        feeds[`past_key_values.${i}.${kind}`] =
-          past?.tensors[`${i}.${kind}`] ??
-          new Tensor('float32', new Float32Array(0), [1, this.kvHeads, 0, this.headDim]);
-      }
+      feeds[`past_key_values.${i}.key`] = new Tensor('float32', past?.[2 * i] ?? new Float32Array(0), kvDims);
+      feeds[`past_key_values.${i}.value`] = new Tensor('float32', past?.[2 * i + 1] ?? new Float32Array(0), kvDims);
     }
     const out = await this.session.run(feeds);
-    const logits = out.logits;
-    const vocab = logits.dims[2];
-    const data = logits.data as Float32Array;
-    const last = data.slice((tokens.length - 1) * vocab, tokens.length * vocab);
-    const tensors: Record<string, Tensor> = {};
+    const kv: Float32Array[] = [];
     for (let i = 0; i < this.layers; i++) {
-      tensors[`${i}.key`] = out[`present.${i}.key`];
-      tensors[`${i}.value`] = out[`present.${i}.value`];
+      kv.push(out[`present.${i}.key`].data as Float32Array, out[`present.${i}.value`].data as Float32Array);
     }
-    return { logits: last, kv: { length: total, tensors } };
+    return { logits: out.logits, kv };
   }
 
   async dispose(): Promise<void> {

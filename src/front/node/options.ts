@@ -16,6 +16,8 @@ export interface ServeOptions {
   /** Monthly cap for sandbox accounts in USD (default 5). */
   sandboxCapUsd?: number;
   maxBodyBytes?: number; // default 1 MiB
+  /** Memory for each model's prefix cache in MiB (default 256; 0 turns it off). */
+  kvCacheMb?: number;
   /** "file" (default), "memory", or a redis:// URL. */
   store?: string;
   /** Print the first key when the store has none (the CLI does; tests may not want it). */

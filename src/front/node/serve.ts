@@ -40,7 +40,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const firstKey = await access.ensureFirstKey();
   if (firstKey) log(`Created an admin API key (shown once; keep it):\n${firstKey}`);
 
-  const runtime = createRuntime({ engine: startNodeEngine({ device: opts.device }), access, catalog });
+  const runtime = createRuntime({ engine: startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb }), access, catalog });
   const app = createRouter(runtime, { maxBodyBytes: opts.maxBodyBytes });
 
   const server = await new Promise<ServerType>((resolve) => {

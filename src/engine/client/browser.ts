@@ -1,0 +1,162 @@
+// The page's side of the engine: a dedicated Web Worker driven through comlink.
+// Like the Node client, calls in flight when the worker dies fail with
+// `engine_crashed`, and a fresh worker starts and loads the same models again.
+// It also tracks load progress, which shows in models()' `detail` (and so in the
+// 503 a request gets while its model is still loading).
+import type { WorkerConfig, WorkerInfo, BrowserWorkerApi } from '../../../worker/browser.js';
+import type { FileProgress } from '../../backends/web-cache.js';
+import { EngineError } from '../errors.js';
+import type { CatalogEntry, EngineApi, ModelState } from '../protocol.js';
+import { Comlink, generateInOrder } from '../rpc.js';
+
+export type { WorkerConfig, WorkerInfo };
+
+/** A model's load progress, as events report it. */
+export interface LoadProgress {
+  model: string;
+  /** The file being fetched (absolute URL). */
+  file: string;
+  /** Bytes in, over every file of the model seen so far. */
+  loaded: number;
+  total: number;
+  /** 0..1, or NaN when sizes are unknown. */
+  fraction: number;
+  fromCache: boolean;
+  /** The model is ready (or failed); no more events for it. */
+  done: boolean;
+}
+
+export interface BrowserEngine extends EngineApi {
+  readonly info: WorkerInfo;
+  /** Stops the worker. */
+  terminate(): Promise<void>;
+  /** Makes the worker throw an uncaught error (tests of crash recovery). */
+  crashForTests(): Promise<void>;
+  /** Resolves when a replacement worker is up after a crash (at once if none is pending). */
+  restarted(): Promise<void>;
+}
+
+export interface BrowserEngineOptions {
+  /** Creates the engine worker (a module worker running worker/browser.ts). */
+  createWorker: () => Worker;
+  config: WorkerConfig;
+  onProgress?: (p: LoadProgress) => void;
+  /** Called after a crash, once the replacement worker has started. */
+  onRestart?: (error: Error) => void;
+}
+
+export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<BrowserEngine> {
+  let entries: CatalogEntry[] = [];
+  let closing = false;
+  const pending = new Set<(e: Error) => void>();
+  /** Per model: per file URL, bytes in and size. */
+  const files = new Map<string, Map<string, { loaded: number; total: number; fromCache: boolean }>>();
+
+  function modelOf(url: string): CatalogEntry | undefined {
+    const path = new URL(url).pathname;
+    return entries.find((e) => path.startsWith(new URL(e.source.replace(/\/*$/, '/'), url).pathname));
+  }
+
+  function onFile(p: FileProgress) {
+    const entry = modelOf(p.url);
+    if (!entry) return;
+    const perFile = files.get(entry.id) ?? new Map();
+    files.set(entry.id, perFile);
+    perFile.set(p.url, { loaded: p.loaded, total: p.total || p.loaded, fromCache: p.fromCache });
+    const sum = summary(entry.id);
+    opts.onProgress?.({ model: entry.id, file: p.url, ...sum, done: false });
+  }
+
+  function summary(id: string) {
+    let loaded = 0;
+    let total = 0;
+    let fromCache = true;
+    for (const f of files.get(id)?.values() ?? []) {
+      loaded += f.loaded;
+      total += f.total;
+      fromCache &&= f.fromCache;
+    }
+    return { loaded, total, fraction: total ? loaded / total : NaN, fromCache };
+  }
+
+  async function spawn(): Promise<{ worker: Worker; api: Comlink.Remote<BrowserWorkerApi>; info: WorkerInfo }> {
+    const worker = opts.createWorker();
+    const api = Comlink.wrap<BrowserWorkerApi>(worker);
+    worker.addEventListener('error', (ev) => {
+      ev.preventDefault();
+      crashed(worker, ev.message || 'uncaught error');
+    });
+    worker.addEventListener('messageerror', () => crashed(worker, 'a message could not be read'));
+    const info = await api.start(opts.config, Comlink.proxy(onFile));
+    return { worker, api, info };
+  }
+
+  let current = await spawn();
+  let restarting: Promise<void> = Promise.resolve();
+
+  function crashed(worker: Worker, why: string) {
+    if (closing || worker !== current.worker) return;
+    worker.terminate();
+    const crash = new EngineError('engine_crashed', `The engine worker stopped unexpectedly (${why}); it is being restarted`);
+    for (const reject of pending) reject(crash);
+    pending.clear();
+    files.clear();
+    const dead = current;
+    restarting = (async () => {
+      // Calls made meanwhile wait for the replacement (see call()).
+      const next = await spawn();
+      if (closing) return void next.worker.terminate();
+      if (entries.length) await next.api.load(entries);
+      current = next;
+      opts.onRestart?.(crash);
+    })();
+    // Until the replacement is up, `current` is the dead worker: mark it so call() waits.
+    dead.worker.onmessage = null;
+    deadWorkers.add(dead.worker);
+  }
+  const deadWorkers = new WeakSet<Worker>();
+
+  function call<T>(fn: (api: Comlink.Remote<BrowserWorkerApi>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const run = () => {
+        pending.add(reject);
+        fn(current.api)
+          .then(resolve, reject)
+          .finally(() => pending.delete(reject));
+      };
+      if (deadWorkers.has(current.worker)) restarting.then(run, reject);
+      else run();
+    });
+  }
+
+  return {
+    get info() {
+      return current.info;
+    },
+    load: (list) => {
+      entries = [...entries.filter((e) => !list.some((n) => n.id === e.id)), ...list];
+      return call((api) => api.load(list));
+    },
+    models: async () => {
+      const states: ModelState[] = await call((api) => api.models());
+      return states.map((m) => (m.status === 'starting' && !m.detail ? { ...m, detail: progressText(summary(m.id)) } : m));
+    },
+    generate: (req, onToken) => call((api) => generateInOrder(api as unknown as Comlink.Remote<EngineApi>, req, onToken)),
+    cancel: (id) => call((api) => api.cancel(id)),
+    embed: (req) => call((api) => api.embed(req)),
+    dispose: () => call((api) => api.dispose()),
+    crashForTests: () => call((api) => api.crashForTests()),
+    restarted: () => restarting,
+    async terminate() {
+      await call((api) => api.dispose()).catch(() => undefined);
+      closing = true;
+      current.worker.terminate();
+    },
+  };
+}
+
+function progressText(s: { loaded: number; total: number; fraction: number }): string {
+  if (!s.total) return 'loading';
+  const mb = (n: number) => (n / 1e6).toFixed(n < 1e7 ? 2 : 0);
+  return `loading ${Math.floor(s.fraction * 100)}% (${mb(s.loaded)} of ${mb(s.total)} MB)`;
+}

@@ -1,0 +1,72 @@
+// KV caches in the transformers.js layout: per layer a key and a value tensor of
+// shape [batch, kv_heads, length, head_dim]. A batch of sequences with different
+// lengths is left-padded: row r's real entries sit at the right end, and the
+// attention mask hides the padding.
+
+export interface KvShape {
+  layers: number;
+  kvHeads: number;
+  headDim: number;
+}
+
+/** One sequence's cache: 2 × layers arrays (key, value per layer) of [kv_heads, length, head_dim]. */
+export interface SeqKv {
+  length: number;
+  data: Float32Array[];
+}
+
+/** A left-padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim]. */
+export interface BatchKv {
+  width: number;
+  pads: number[];
+  data: Float32Array[];
+}
+
+export function seqKvBytes(kv: SeqKv): number {
+  return kv.data.reduce((n, a) => n + a.byteLength, 0);
+}
+
+/** Packs sequences into one left-padded batch of the smallest width that holds them. */
+export function packBatch(shape: KvShape, seqs: SeqKv[]): BatchKv {
+  const width = Math.max(0, ...seqs.map((s) => s.length));
+  const { kvHeads: H, headDim: D } = shape;
+  const pads = seqs.map((s) => width - s.length);
+  const data = Array.from({ length: shape.layers * 2 }, (_, t) => {
+    const out = new Float32Array(seqs.length * H * width * D);
+    seqs.forEach((s, r) => {
+      const src = s.data[t];
+      for (let h = 0; h < H; h++) {
+        out.set(src.subarray(h * s.length * D, (h + 1) * s.length * D), ((r * H + h) * width + pads[r]) * D);
+      }
+    });
+    return out;
+  });
+  return { width, pads, data };
+}
+
+/** Copies row r of a batch back out as a sequence cache (its real entries only). */
+export function unpackRow(shape: KvShape, batch: BatchKv, r: number): SeqKv {
+  const { kvHeads: H, headDim: D } = shape;
+  const length = batch.width - batch.pads[r];
+  const data = batch.data.map((src) => {
+    const out = new Float32Array(H * length * D);
+    for (let h = 0; h < H; h++) {
+      const from = ((r * H + h) * batch.width + batch.pads[r]) * D;
+      out.set(src.subarray(from, from + length * D), h * length * D);
+    }
+    return out;
+  });
+  return { length, data };
+}
+
+/** The first `length` positions of a sequence cache. */
+export function slicePrefix(shape: KvShape, kv: SeqKv, length: number): SeqKv {
+  if (length === kv.length) return kv;
+  const { kvHeads: H, headDim: D } = shape;
+  const data = kv.data.map((src) => {
+    const out = new Float32Array(H * length * D);
+    for (let h = 0; h < H; h++) out.set(src.subarray(h * kv.length * D, (h * kv.length + length) * D), h * length * D);
+    return out;
+  });
+  return { length, data };
+}

@@ -1,0 +1,72 @@
+// The engine's home in a browser tab: a dedicated module Web Worker, so inference
+// never blocks the page. The page drives it through comlink (src/engine/client/browser.ts).
+// Same engine as Node; the backend is onnxruntime-web (WebGPU or WASM).
+import { env } from '@huggingface/transformers';
+import { cachedFetch, type FileProgress } from '../src/backends/web-cache.js';
+import { detectWebDevice, defaultThreads, webBackend, type WebDevice } from '../src/backends/web.js';
+import { createEngine } from '../src/engine/engine.js';
+import { EngineError } from '../src/engine/errors.js';
+import type { EngineApi } from '../src/engine/protocol.js';
+import { Comlink, exposeEngine } from '../src/engine/rpc.js';
+
+export interface WorkerConfig {
+  /** `auto`: WebGPU when an adapter is granted, else WASM. */
+  device: WebDevice | 'auto';
+  /** Absolute URL prefix of onnxruntime-web's dist files. */
+  wasmPaths: string;
+  numThreads?: number;
+  throttleMs?: number;
+}
+
+export interface WorkerInfo {
+  device: WebDevice;
+  threads: number;
+  crossOriginIsolated: boolean;
+}
+
+/** What this worker exposes: the engine, plus starting it and a crash switch for tests. */
+export interface BrowserWorkerApi extends EngineApi {
+  start(config: WorkerConfig, onProgress?: (p: FileProgress) => void): Promise<WorkerInfo>;
+  /** Throws an uncaught error in the worker, as a fault in the runtime would. */
+  crashForTests(): Promise<void>;
+}
+
+let engine: EngineApi | undefined;
+
+function started(): EngineApi {
+  if (!engine) throw new EngineError('model_not_ready', 'The engine has not started yet', 'model', 1);
+  return engine;
+}
+
+const api: BrowserWorkerApi = {
+  async start(config, onProgress) {
+    if (engine) throw new Error('the engine worker is already started');
+    const device = config.device === 'auto' ? await detectWebDevice() : config.device;
+    const threads = device === 'wasm' ? (config.numThreads ?? defaultThreads()) : 1;
+    const progress = onProgress ? (p: FileProgress) => void onProgress(p) : undefined;
+    // transformers.js loads tokenizers only: from the app's own origin, through the cache.
+    env.allowLocalModels = true;
+    env.allowRemoteModels = false;
+    env.useBrowserCache = false;
+    env.fetch = cachedFetch({ onProgress: progress, throttleMs: config.throttleMs });
+    const onnx = env.backends.onnx as { wasm?: { wasmPaths?: unknown } };
+    if (onnx.wasm) onnx.wasm.wasmPaths = config.wasmPaths; // its own onnxruntime-web: never a CDN
+    engine = createEngine(
+      webBackend({ device, wasmPaths: config.wasmPaths, numThreads: threads, onProgress: progress, throttleMs: config.throttleMs }),
+    );
+    return { device, threads, crossOriginIsolated: self.crossOriginIsolated === true };
+  },
+  crashForTests: async () => {
+    setTimeout(() => {
+      throw new Error('hearth: engine worker crash requested for tests');
+    });
+  },
+  load: (entries) => started().load(entries),
+  models: async () => (engine ? engine.models() : []),
+  generate: (req, onToken) => started().generate(req, onToken),
+  cancel: async (id) => engine?.cancel(id),
+  embed: (req) => started().embed(req),
+  dispose: async () => engine?.dispose(),
+};
+
+exposeEngine(api, self as unknown as Comlink.Endpoint);
