@@ -167,6 +167,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
   }
 
   async function record(p: Principal, usage: UsageRecord): Promise<void> {
+    const requestId = usage.request_id ?? p.requestId;
     await store.appendUsage({
       ts: now(),
       account_id: p.accountId,
@@ -175,6 +176,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
       prompt_tokens: usage.prompt_tokens,
       completion_tokens: usage.completion_tokens,
       cost_usd: usage.cost_usd,
+      ...(requestId !== undefined ? { request_id: requestId } : {}),
     });
   }
 

@@ -3,3 +3,5 @@ export * from './index.js';
 export { FileStore, openFileStore, ACCESS_LOG } from './file-store.js';
 export type { FileStoreInfo } from './file-store.js';
 export { openStore } from './open-store.js';
+export { RedisStore, openRedisStore, redactRedisUrl } from './redis-store.js';
+export type { RedisStoreOptions } from './redis-store.js';

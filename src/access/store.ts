@@ -31,6 +31,8 @@ export interface UsageEntry {
   prompt_tokens: number;
   completion_tokens: number;
   cost_usd: number;
+  /** The x-request-id of the request charged (lets an audit spot a charge made twice). */
+  request_id?: string;
 }
 
 /** One account's usage over one UTC calendar month. */

@@ -9,6 +9,9 @@ export interface Principal {
   sandbox: boolean;
   /** Requests per minute for this key; undefined = the deployment's default. */
   rateLimit?: number;
+  /** The request being served (its x-request-id), when the router knows it: the
+   * ledger line of its charge carries it. */
+  requestId?: string;
 }
 
 export interface RateDecision {
@@ -23,6 +26,8 @@ export interface UsageRecord {
   prompt_tokens: number;
   completion_tokens: number;
   cost_usd: number;
+  /** Defaults to the principal's requestId. */
+  request_id?: string;
 }
 
 export interface AccountUsage {

@@ -87,7 +87,8 @@ export function requireAccess(runtime: Runtime): MiddlewareHandler<ApiEnv> {
       setHeaders(res, limits);
       return res;
     }
-    c.set('principal', principal);
+    // The charge's ledger line carries the request id (an audit can spot a double charge).
+    c.set('principal', { ...principal, requestId });
     await next();
     setHeaders(c.res, limits);
   };
