@@ -1,0 +1,128 @@
+// The scheduler on the real fixture model: batching, cancellation and the prefix
+// cache, observed through the model's own forward calls.
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { nodeBackend } from '../../src/backends/node.js';
+import { PrefixCache } from '../../src/engine/kv/prefix-cache.js';
+import { CausalLM } from '../../src/engine/models/causal-lm.js';
+import type { ChatMessage, SamplingParams } from '../../src/engine/protocol.js';
+import { Scheduler } from '../../src/engine/scheduler.js';
+import { Sequence } from '../../src/engine/sequence.js';
+import { TextCodec } from '../../src/engine/text/codec.js';
+import { fixtures } from '../helpers/fixtures.js';
+
+let codec: TextCodec;
+let lm: CausalLM;
+const entry = { id: 'svc/tiny-chat', task: 'chat' as const, class: 'tiny', context_length: 2048, source: '', price: { input_per_1m: 0, output_per_1m: 0 } };
+const greedy: SamplingParams = {
+  temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
+  stop: [], stop_token_ids: [], ignore_eos: false, logprobs: -1,
+};
+
+beforeAll(async () => {
+  const dir = join(await fixtures(), 'tiny-chat');
+  codec = await TextCodec.load(dir, { localOnly: true });
+  lm = await CausalLM.load(nodeBackend('cpu'), dir, { ...entry, source: dir });
+});
+
+/** A scheduler whose decode steps are recorded (rows per step). */
+function scheduler(prefixCache?: PrefixCache) {
+  const steps: number[] = [];
+  const prefills: number[] = [];
+  const spy = Object.create(lm) as CausalLM;
+  spy.decode = (tokens, batch) => (steps.push(tokens.length), lm.decode(tokens, batch));
+  spy.prefill = (tokens, past) => (prefills.push(tokens.length), lm.prefill(tokens, past));
+  return { s: new Scheduler(spy, { prefixCache }), steps, prefills };
+}
+
+let n = 0;
+function run(s: Scheduler, messages: ChatMessage[], sampling: Partial<SamplingParams> = {}) {
+  const { ids, text } = codec.encodeChat(messages);
+  const seq = new Sequence(
+    { id: `q${n++}`, model: entry.id, prompt: { messages }, sampling: { ...greedy, ...sampling } },
+    ids, text, codec, { eosIds: lm.eosIds, contextLength: 2048 }, () => undefined,
+  );
+  s.submit(seq);
+  return seq;
+}
+const user = (content: string): ChatMessage[] => [{ role: 'user', content }];
+const words = ['fire', 'ice', 'a much longer question about the wind and the weather', 'rock', 'sand?', 'rain', 'snow and mud', 'x'];
+
+describe('continuous batching', () => {
+  it('decodes concurrent sequences together yet gives each its text alone', async () => {
+    const alone: string[] = [];
+    for (const w of words) {
+      const { s } = scheduler();
+      alone.push((await run(s, user(w)).result).text);
+    }
+    const { s, steps } = scheduler();
+    const together = await Promise.all(words.map((w) => run(s, user(w)).result));
+    expect(together.map((r) => r.text)).toEqual(alone);
+    expect(Math.max(...steps)).toBeGreaterThanOrEqual(4);
+  });
+
+  it('keeps batched sampled output reproducible by seed', async () => {
+    const sampled = { temperature: 1.5, seed: 11 };
+    const { s: a } = scheduler();
+    const solo = (await run(a, user('rain'), sampled).result).text;
+    const { s: b } = scheduler();
+    const all = await Promise.all(words.map((w) => run(b, user(w), w === 'rain' ? sampled : {}).result));
+    expect(all[words.indexOf('rain')].text).toBe(solo);
+  });
+
+  it('frees a cancelled sequence\'s row by the next step', async () => {
+    const { s, steps } = scheduler();
+    const long = { ignore_eos: true, max_tokens: 200 };
+    const seqs = [run(s, user('one'), long), run(s, user('two'), long), run(s, user('three'), long)];
+    const outcomes = seqs.map((q) => q.result.catch((e) => e));
+    while (Math.max(0, ...steps) < 3) await new Promise((r) => setImmediate(r));
+    seqs[1].cancelled = true;
+    const at = steps.length;
+    await outcomes[0];
+    expect(await outcomes[1]).toMatchObject({ code: 'cancelled' });
+    // The first step after the cancel may already have started; the one after it runs 2 rows.
+    expect(steps.slice(at + 1).every((rows) => rows <= 2)).toBe(true);
+  });
+});
+
+describe('the prefix cache', () => {
+  it('reuses the KV of a shared system prompt and reports it as cached', async () => {
+    const cache = new PrefixCache(lm.kvShape, 64 << 20);
+    const system = { role: 'system', content: 'You are a helpful assistant who answers in short words. '.repeat(4) };
+    const first = [system, ...user('What is fire?')];
+    const second = [system, ...user('What is ice?')];
+    const a = codec.encodeChat(first).ids;
+    const b = codec.encodeChat(second).ids;
+    let shared = 0;
+    while (a[shared] === b[shared]) shared++;
+
+    const { s, prefills } = scheduler(cache);
+    const r1 = await run(s, first).result;
+    const r2 = await run(s, second).result;
+    expect(r1.cached_tokens).toBe(0);
+    expect(r2.cached_tokens).toBe(shared);
+    expect(prefills).toEqual([a.length, b.length - shared]);
+    const { s: cold } = scheduler();
+    expect(r2.text).toBe((await run(cold, second).result).text);
+  });
+
+  it('reuses the previous turn, reply included, in the next turn', async () => {
+    const cache = new PrefixCache(lm.kvShape, 64 << 20);
+    const { s } = scheduler(cache);
+    const turn1 = user('Tell me about the sea.');
+    const reply = await run(s, turn1).result;
+    const turn2 = [...turn1, { role: 'assistant', content: reply.text }, ...user('And the sky?')];
+    const r2 = await run(s, turn2).result;
+    const prev = codec.encodeChat(turn1).ids.length + reply.completion_tokens - 1;
+    expect(r2.cached_tokens).toBeGreaterThanOrEqual(prev - 1);
+  });
+
+  it('stays within its memory budget', async () => {
+    const perToken = lm.kvShape.layers * 2 * lm.kvShape.kvHeads * lm.kvShape.headDim * 4;
+    const cache = new PrefixCache(lm.kvShape, 60 * perToken);
+    const { s } = scheduler(cache);
+    for (const w of words) await run(s, user(w)).result;
+    expect(cache.bytes).toBeLessThanOrEqual(60 * perToken);
+    expect(cache.entries).toBeGreaterThan(0);
+  });
+});
