@@ -1,11 +1,13 @@
 import type { Backend } from '../backends/types.js';
 import { EngineError } from './errors.js';
+import type { HubFetcher } from './hub/types.js';
 import { ModelHost, type LoadedModel } from './model-host.js';
 import type {
   CatalogEntry,
   EmbedRequest,
   EmbedResult,
   EngineApi,
+  EngineStats,
   GenerateRequest,
   GenerateResult,
   ModelTask,
@@ -20,6 +22,8 @@ import { Sequence } from './sequence.js';
 export interface EngineOptions {
   /** Memory for each model's prefix cache, in MiB (default 256; 0 turns it off). */
   kvCacheMb?: number;
+  /** Fetches hub-sourced models (Node: into the data dir); without it only local folders load. */
+  hub?: HubFetcher;
 }
 
 export function createEngine(backend: Backend, options: EngineOptions = {}): EngineApi {
@@ -103,8 +107,45 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
           throw new EngineError('invalid_value', `input[${i}] has a token id outside the vocabulary`, 'input');
         }
       });
-      const data = await model.encoder!.embed(ids);
+      const data = await host.embedding(model, () => model.encoder!.embed(ids));
       return { data, prompt_tokens: ids.reduce((n, s) => n + s.length, 0) };
+    },
+
+    async add(entry: CatalogEntry) {
+      if (hosts.has(entry.id)) throw new EngineError('invalid_value', `The model \`${entry.id}\` already exists`, 'id');
+      const host = new ModelHost(entry, backend, options);
+      hosts.set(entry.id, host);
+      return host.state();
+    },
+
+    async remove(id: string) {
+      const host = hosts.get(id);
+      if (!host) throw new EngineError('model_not_found', `The model \`${id}\` does not exist`, 'id');
+      hosts.delete(id); // new requests: model_not_found from now on
+      await host.remove();
+    },
+
+    async redeploy(id: string, entry?: CatalogEntry) {
+      const host = hosts.get(id);
+      if (!host) throw new EngineError('model_not_found', `The model \`${id}\` does not exist`, 'id');
+      if (entry && entry.id !== id) throw new EngineError('invalid_value', `The entry is for ${entry.id}, not ${id}`, 'id');
+      void host.redeploy(entry);
+      // redeploy() sets the status once the previous load has settled; show it at once.
+      if (host.status === 'ready') host.status = 'redeploying';
+      return host.state();
+    },
+
+    async stats(): Promise<EngineStats> {
+      return {
+        models: [...hosts.values()].map((h) => {
+          const s = h.loaded?.scheduler?.stats();
+          return {
+            id: h.entry.id,
+            active: s ? s.running : h.inFlight(),
+            queued: s?.waiting ?? 0,
+          };
+        }),
+      };
     },
 
     async dispose() {

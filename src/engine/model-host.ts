@@ -1,13 +1,16 @@
 import type { Backend } from '../backends/types.js';
+import { isHubId } from './catalog.js';
+import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
 import { Encoder } from './models/encoder.js';
-import type { CatalogEntry, ModelState, ModelStatus } from './protocol.js';
+import { validateCheckpoint } from './models/files.js';
+import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
 import type { EngineOptions } from './engine.js';
 import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
+import { TextCodec } from './text/codec.js';
 
 export const DEFAULT_KV_CACHE_MB = 256;
-import { TextCodec } from './text/codec.js';
 
 /** Everything that serves one catalog entry once it is ready. */
 export interface LoadedModel {
@@ -17,26 +20,39 @@ export interface LoadedModel {
   encoder?: Encoder;
 }
 
+export interface HostOptions extends EngineOptions {
+  /** Fetches hub sources; without it only local folders load. */
+  hub?: HubFetcher;
+}
+
 /**
- * One model's lifecycle: starting → ready, or failed with the reason.
- * (redeploying comes with the model-operations work.)
+ * One model's lifecycle: starting → ready, or failed with the reason; a redeploy goes
+ * ready → redeploying → ready, with the old instance serving its requests in flight
+ * until the new one has loaded and the old one has drained.
  */
 export class ModelHost {
   status: ModelStatus = 'starting';
   detail?: string;
   loaded?: LoadedModel;
+  download?: DownloadProgress[];
   readonly created = Math.floor(Date.now() / 1000);
-  readonly ready: Promise<void>;
+  /** Settles when the current load (first load or redeploy) has settled. */
+  ready: Promise<void>;
+  /** Embedding calls running per instance (generations are counted by their scheduler). */
+  readonly #embedding = new Map<LoadedModel, number>();
+  #removed = false;
 
   constructor(
-    readonly entry: CatalogEntry,
-    backend: Backend,
-    private readonly options: EngineOptions = {},
+    public entry: CatalogEntry,
+    private readonly backend: Backend,
+    private readonly opts: HostOptions = {},
   ) {
-    this.ready = this.load(backend).then(
+    this.ready = this.#load(entry).then(
       (m) => {
+        if (this.#removed) return void this.#release(m);
         this.loaded = m;
         this.status = 'ready';
+        this.detail = undefined;
       },
       (e: unknown) => {
         this.status = 'failed';
@@ -56,27 +72,127 @@ export class ModelHost {
       created: this.created,
       owned_by: owned_by ?? 'hearth',
       ...(this.detail ? { detail: this.detail } : {}),
+      ...(this.download && this.status !== 'ready' ? { download: this.download.map((d) => ({ ...d })) } : {}),
     };
   }
 
-  private async load(backend: Backend): Promise<LoadedModel> {
-    const folder = this.entry.source;
-    if (!(await backend.exists(folder))) {
-      throw new Error(`${this.entry.id}: model folder ${folder} does not exist (run \`npm run models\` for the fixtures)`);
+  /** Requests being served by an instance now. */
+  inFlight(m: LoadedModel | undefined = this.loaded): number {
+    if (!m) return 0;
+    const s = m.scheduler?.stats();
+    return (s ? s.waiting + s.running : 0) + (this.#embedding.get(m) ?? 0);
+  }
+
+  /** Counts an embedding call against the instance it runs on. */
+  async embedding<T>(m: LoadedModel, fn: () => Promise<T>): Promise<T> {
+    this.#embedding.set(m, (this.#embedding.get(m) ?? 0) + 1);
+    try {
+      return await fn();
+    } finally {
+      this.#embedding.set(m, this.#embedding.get(m)! - 1);
     }
-    const codec = await TextCodec.load(folder, { localOnly: true });
-    if (this.entry.task === 'embedding') {
-      return { codec, encoder: await Encoder.load(backend, folder, this.entry) };
-    }
-    const lm = await CausalLM.load(backend, folder, this.entry);
-    const mb = this.options.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
-    const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
-    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }) };
+  }
+
+  /**
+   * Loads a fresh instance of `entry` (default: the current one). Meanwhile the status is
+   * `redeploying` and new requests are refused; requests already running finish on the old
+   * instance, which is released once they have. If the new instance fails to load, the
+   * old one (if there was one) goes on serving and `detail` says why the redeploy failed.
+   */
+  redeploy(entry: CatalogEntry = this.entry): Promise<void> {
+    const previous = this.ready;
+    const run = (async () => {
+      await previous; // one load at a time
+      const old = this.loaded;
+      this.status = old ? 'redeploying' : 'starting';
+      this.detail = undefined;
+      let fresh: LoadedModel;
+      try {
+        fresh = await this.#load(entry);
+      } catch (e) {
+        const why = e instanceof Error ? e.message : String(e);
+        if (old) {
+          this.status = 'ready';
+          this.detail = `redeploy failed, still serving the previous instance: ${why}`;
+        } else {
+          this.status = 'failed';
+          this.detail = why;
+        }
+        return;
+      }
+      if (old) await this.#drain(old);
+      if (this.#removed) return void this.#release(fresh);
+      this.entry = entry;
+      this.loaded = fresh;
+      this.status = 'ready';
+      this.detail = undefined;
+      this.download = undefined;
+      if (old) await this.#release(old);
+    })();
+    this.ready = run;
+    return run;
+  }
+
+  /** Waits for the requests in flight (up to `deadlineMs`), then releases the sessions. */
+  async remove(deadlineMs = 60_000): Promise<void> {
+    this.#removed = true;
+    await this.ready;
+    const m = this.loaded;
+    this.loaded = undefined;
+    if (!m) return;
+    await this.#drain(m, deadlineMs);
+    await this.#release(m);
   }
 
   async dispose(): Promise<void> {
+    this.#removed = true;
     await this.ready;
-    await this.loaded?.lm?.dispose();
-    await this.loaded?.encoder?.dispose();
+    const m = this.loaded;
+    this.loaded = undefined;
+    if (m) await this.#release(m);
+  }
+
+  async #drain(m: LoadedModel, deadlineMs = Infinity): Promise<void> {
+    const end = Date.now() + deadlineMs;
+    while (this.inFlight(m) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  async #release(m: LoadedModel): Promise<void> {
+    await m.lm?.dispose().catch(() => undefined);
+    await m.encoder?.dispose().catch(() => undefined);
+  }
+
+  async #load(entry: CatalogEntry): Promise<LoadedModel> {
+    let folder = entry.source;
+    if (isHubId(folder)) {
+      if (!this.opts.hub) {
+        throw new Error(`${entry.id}: ${folder} is a hub repo id, and this engine loads local folders only`);
+      }
+      this.detail = `downloading ${folder}`;
+      this.download = [];
+      folder = await this.opts.hub.fetch(entry, this.backend.device, (p) => {
+        const list = (this.download ??= []);
+        const i = list.findIndex((d) => d.file === p.file);
+        if (i === -1) list.push({ ...p });
+        else list[i] = { ...p };
+        const loaded = list.reduce((n, d) => n + d.loaded, 0);
+        const total = list.reduce((n, d) => n + d.total, 0);
+        this.detail = `downloading ${folder}: ${megabytes(loaded)}${total ? ` of ${megabytes(total)}` : ''}`;
+      });
+      this.detail = 'loading';
+    } else if (!(await this.backend.exists(folder))) {
+      throw new Error(`${entry.id}: model folder ${folder} does not exist (run \`npm run models\` for the fixtures)`);
+    }
+    await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
+    const codec = await TextCodec.load(folder, { localOnly: true });
+    if (entry.task === 'embedding') {
+      return { codec, encoder: await Encoder.load(this.backend, folder, entry) };
+    }
+    const lm = await CausalLM.load(this.backend, folder, entry);
+    const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
+    const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
+    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }) };
   }
 }
+
+const megabytes = (n: number) => `${(n / 1e6).toFixed(1)} MB`;

@@ -167,3 +167,4 @@ export interface EngineApi {
   redeploy?(id: string, entry?: CatalogEntry): Promise<ModelState>;
   /** Load figures per model, for metrics. */
   stats?(): Promise<EngineStats>;
+}
