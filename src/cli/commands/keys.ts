@@ -81,6 +81,7 @@ async function create(args: string[], io: Io): Promise<number> {
     io.out(`Created key ${created.id} "${name}" for account "${account?.name ?? name}" (${created.account_id}): ${traits.join(', ')}.`);
     if (access.store.kind === 'memory') io.out('Note: --store memory keeps nothing; this key is forgotten when the command exits.');
     else if (access.store.kind === 'file') io.out(`Stored (as a hash) in ${dataDirOf(values)}.`);
+    else if (access.store.kind === 'redis') io.out('Stored (as a hash) in redis.');
     io.out('Copy the key now: it is shown only once and cannot be recovered.');
     io.out(created.key);
     return 0;
