@@ -13,8 +13,11 @@ export function randomId(prefix: string, length = 24): string {
 // An incoming id is echoed only when it cannot smuggle anything into a header or a log line.
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
 
+// Nor when it looks like an API key: request ids are logged and written to the ledger.
+const KEY_LIKE = /svc_live_/i;
+
 export function requestIdFrom(incoming: string | null | undefined): string {
-  return incoming && SANE_REQUEST_ID.test(incoming) ? incoming : randomId('req_');
+  return incoming && SANE_REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : randomId('req_');
 }
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
