@@ -162,7 +162,7 @@ describe('keys never reach logs or data files', () => {
       if (type === 'string') dump += (await client.get(k)) + '\n';
       else if (type === 'hash') dump += JSON.stringify(await client.hgetall(k)) + '\n';
       else if (type === 'list') dump += (await client.lrange(k, 0, -1)).join('\n') + '\n';
-      else if (type === 'zset') dump += (await client.zrange(k, 0, -1)).join('\n') + '\n';
+      else if (type === 'zset') dump += (await client.zrange(k, '0', '-1')).join('\n') + '\n';
       else if (type === 'set') dump += (await client.smembers(k)).join('\n') + '\n';
     }
     await client.quit();
