@@ -1,4 +1,5 @@
 import { serve as listen, type ServerType } from '@hono/node-server';
+import type { Server as HttpServer } from 'node:http';
 import { writeFixtures } from '../../../models/index.js';
 import { createAccess } from '../../access/access.js';
 import { openStore } from '../../access/open-store.js';
@@ -9,6 +10,7 @@ import { createRuntime } from '../../runtime.js';
 import { loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
 import { defaultCatalogFile } from './paths.js';
+import { answerClientErrors } from './client-errors.js';
 
 export interface RunningServer {
   url: string;
@@ -46,6 +48,8 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const server = await new Promise<ServerType>((resolve) => {
     const s = listen({ fetch: app.fetch, hostname: host, port: opts.port ?? 8080 }, () => resolve(s));
   });
+  // Requests Node's parser refuses get the JSON error envelope too, not a bare status line.
+  answerClientErrors(server as unknown as HttpServer);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
