@@ -1,5 +1,5 @@
 import type { Access } from './access/types.js';
-import type { CatalogEntry, EngineApi } from './engine/protocol.js';
+import type { CatalogEntry, EngineApi, ModelState, ModelTask } from './engine/protocol.js';
 
 /** What the router needs from the runtime it serves. Built by createRuntime (Node)
  * or the in-page starter (browser); the router does not care which. */
@@ -9,6 +9,61 @@ export interface Runtime {
   /** The catalog entries being served, for prices and metadata. */
   catalog(): CatalogEntry[];
   close(): Promise<void>;
+  /** Model operations behind /admin/models (the Node server has them); absent: those routes answer 404. */
+  admin?: ModelAdmin;
+  /** Told about every response and generation (metrics, logs). Must not throw. */
+  observer?: Observer;
+  /** Renders /metrics; absent: /metrics answers 404. */
+  metrics?: MetricsSource;
+  /** Announced incidents for /status, newest first. */
+  incidents?(): Promise<Announcement[]>;
+}
+
+/** POST /admin/models. Anything left out is read from the checkpoint. */
+export interface AddModelRequest {
+  id: string;
+  /** A local folder (absolute, or relative to the server's working directory) or a hub repo id. */
+  from: string;
+  task?: ModelTask;
+  context_length?: number;
+  class?: string;
+  dtype?: CatalogEntry['dtype'];
+  price?: CatalogEntry['price'];
+}
+
+export interface ModelAdmin {
+  /** Validates the checkpoint, starts serving it and records it in the served catalog. */
+  add(req: AddModelRequest): Promise<ModelState>;
+  remove(id: string): Promise<void>;
+  redeploy(id: string): Promise<ModelState>;
+  /** Every model with its detail and download progress. */
+  list(): Promise<ModelState[]>;
+}
+
+export interface RequestEvent {
+  requestId: string;
+  method: string;
+  /** The route pattern ("/v1/chat/completions", "/admin/models/:id{.+}"), or "unmatched". */
+  route: string;
+  status: number;
+  /** Time to the response's headers. */
+  durationMs: number;
+}
+
+export interface Observer {
+  request(ev: RequestEvent): void;
+}
+
+export interface MetricsSource {
+  /** A bearer token /metrics requires; undefined: open. */
+  key?: string;
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+/** An incident announced by an operator (`hearth incident add`). */
+export interface Announcement {
+  at: string; // ISO time
+  text: string;
 }
 
 export interface RouterOptions {

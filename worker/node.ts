@@ -5,6 +5,9 @@ import { nodeBackend } from '../src/backends/node.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { Device } from '../src/engine/protocol.js';
 import { exposeEngine, nodeEndpoint } from '../src/engine/rpc.js';
+import { nodeHub } from '../src/engine/hub/node.js';
 
-const { device, kvCacheMb } = workerData as { device: Device; kvCacheMb?: number };
-exposeEngine(createEngine(nodeBackend(device), { kvCacheMb }), nodeEndpoint(parentPort!));
+const { device, kvCacheMb, hubCacheDir } = workerData as { device: Device; kvCacheMb?: number; hubCacheDir?: string };
+// Hub-sourced models download into the data dir (HF_ENDPOINT picks the hub).
+const hub = hubCacheDir ? nodeHub({ cacheDir: hubCacheDir }) : undefined;
+exposeEngine(createEngine(nodeBackend(device), { kvCacheMb, hub }), nodeEndpoint(parentPort!));

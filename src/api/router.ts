@@ -15,6 +15,8 @@ import { generate } from './routes/generate.js';
 import { health } from './routes/health.js';
 import { getModel, listModels } from './routes/models.js';
 import { statusPage } from './routes/status.js';
+import { addModel, listAdminModels, redeployModel, removeModel } from './routes/admin.js';
+import { metrics } from './routes/metrics.js';
 
 export type Router = Hono<ApiEnv>;
 
@@ -91,8 +93,17 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   app.use('*', async (c, next) => {
     const requestId = requestIdFrom(c.req.header('x-request-id'));
     c.set('requestId', requestId);
+    const started = Date.now();
     await next();
     withHeaders(c, { 'x-request-id': requestId });
+    if (runtime.observer) {
+      const route = c.req.routePath && c.req.routePath !== '*' && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
+      try {
+        runtime.observer.request({ requestId, method: c.req.method, route, status: c.res.status, durationMs: Date.now() - started });
+      } catch {
+        // metrics and logs must never break a response
+      }
+    }
     if (c.res.status >= 500 && c.res.status !== 503) {
       incidents.add({ at: new Date().toISOString(), requestId, method: c.req.method, path: c.req.path, status: c.res.status });
     }
@@ -131,7 +142,7 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
 
   const keyed = requireAccess(runtime);
   const known: [string, string[]][] = [];
-  const route = (method: 'GET' | 'POST', path: string, h: (c: Ctx) => Promise<Response>, needsKey = true) => {
+  const route = (method: 'GET' | 'POST' | 'DELETE', path: string, h: (c: Ctx) => Promise<Response>, needsKey = true) => {
     const entry = known.find(([p]) => p === path);
     if (entry) entry[1].push(method);
     else known.push([path, [method]]);
@@ -147,6 +158,11 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   route('POST', `${base}/completions`, completions(deps));
   route('POST', `${base}/embeddings`, embeddings(deps));
   route('POST', '/generate', generate(deps));
+  route('GET', '/metrics', metrics(deps), false);
+  route('GET', '/admin/models', listAdminModels(deps));
+  route('POST', '/admin/models', addModel(deps));
+  route('POST', '/admin/models/:id{.+}', redeployModel(deps)); // .../{id}/redeploy
+  route('DELETE', '/admin/models/:id{.+}', removeModel(deps));
 
   // A known path with the wrong method: an envelope, never Hono's bare text.
   for (const [path, methods] of known) {

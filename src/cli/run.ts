@@ -3,6 +3,7 @@
 import { CliError, UsageError } from './errors.js';
 import { processIo, type Io } from './io.js';
 import { packageVersion } from './package-root.js';
+import { INCIDENT_HELP, incidentCommand } from './commands/incident.js';
 import { KEYS_HELP, keysCommand } from './commands/keys.js';
 import { MODELS_HELP, modelsCommand } from './commands/models.js';
 import { SERVE_HELP, serveCommand } from './commands/serve.js';
@@ -16,7 +17,8 @@ Commands:
   serve                     run the HTTP server
   keys create|list|revoke   manage API keys
   usage                     requests, tokens and spend per account this month
-  models list               the catalog's models
+  models list|add|remove|redeploy   the catalog's models; add, remove, redeploy models
+  incident add|list         incidents announced on the status page
 
 Run "hearth <command> --help" for a command's options.
 Options: -h, --help (this help), -v, --version
@@ -27,6 +29,7 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
   keys: { run: keysCommand, help: KEYS_HELP },
   usage: { run: usageCommand, help: USAGE_HELP },
   models: { run: modelsCommand, help: MODELS_HELP },
+  incident: { run: incidentCommand, help: INCIDENT_HELP },
 };
 
 /** Runs the CLI; resolves with the exit status. */

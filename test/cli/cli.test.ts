@@ -167,10 +167,11 @@ describe('hearth models', () => {
     expect(r.stdout).toContain('svc/tiny-chat');
   });
 
-  it('says add/remove/redeploy are not yet available (exit 2)', async () => {
+  it('models add refuses a source that is neither a folder nor a hub repo id (exit 1), and needs --id/--from (exit 2)', async () => {
     const r = await hearth('models', 'add', '--id', 'svc/x', '--from', 'x');
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/not yet available/);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no such folder, and not a hub repo id/);
+    expect((await hearth('models', 'add', '--from', 'x')).code).toBe(2);
   });
 });
 

@@ -1,14 +1,19 @@
 // GET /status: a self-contained HTML page (no scripts, no external assets) for a
-// person: is it up, what state each model is in, and the recent faults that 500
-// responses point here for.
+// person: what /health says, what state each model is in, the incidents the operators
+// announced (`hearth incident add`), and the recent faults that 500 responses point here for.
 import type { ModelState } from '../../engine/protocol.js';
+import type { Announcement } from '../../types.js';
 import type { Ctx, RouteDeps } from '../context.js';
 import type { IncidentLog } from '../incidents.js';
 
 const esc = (s: unknown) =>
   String(s).replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
-function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: number): string {
+function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: number, announced: Announcement[]): string {
+  const health = up ? 'ok' : 'unavailable';
+  const notices = announced
+    .map((a) => `<tr><td><time datetime="${esc(a.at)}">${esc(a.at)}</time></td><td>${esc(a.text)}</td></tr>`)
+    .join('');
   const rows = models
     .map(
       (m) =>
@@ -33,10 +38,14 @@ td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left}
 </style></head><body>
 <h1>Hearth</h1>
 <p id="liveness" class="${up ? 'up' : 'down'}">${up ? 'Service is up' : 'Engine is not answering'} · up ${uptime}s · ${esc(new Date().toISOString())}</p>
+<p id="health">/health: <code>${esc(health)}</code> · ${models.length} model${models.length === 1 ? '' : 's'}, ${models.filter((m) => m.status === 'ready').length} ready</p>
+<h2>Incidents</h2>
+<table id="announcements"><thead><tr><th>Time (UTC)</th><th>Announcement</th></tr></thead>
+<tbody>${notices || '<tr><td colspan="2">No incidents reported</td></tr>'}</tbody></table>
 <h2>Models</h2>
 <table id="models"><thead><tr><th>Model</th><th>Task</th><th>Class</th><th>Context</th><th>Status</th><th>Detail</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="6">No models</td></tr>'}</tbody></table>
-<h2>Recent incidents</h2>
+<h2>Recent errors</h2>
 <table id="incidents"><thead><tr><th>Time</th><th>Status</th><th>Request</th><th>Request id</th></tr></thead>
 <tbody>${faults || '<tr><td colspan="4">None</td></tr>'}</tbody></table>
 </body></html>`;
@@ -51,7 +60,8 @@ export function statusPage(deps: RouteDeps, incidents: IncidentLog, since: numbe
     } catch {
       up = false;
     }
-    return new Response(page(up, models, incidents, since), {
+    const announced = (await deps.runtime.incidents?.().catch(() => [])) ?? [];
+    return new Response(page(up, models, incidents, since, announced.slice(0, 20)), {
       status: up ? 200 : 503,
       headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
     });

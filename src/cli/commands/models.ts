@@ -1,11 +1,20 @@
-// hearth models list (add | remove | redeploy come with the admin API)
+// hearth models list | add | remove | redeploy
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { CatalogEntry } from '../../engine/protocol.js';
-import { HELP_OPTION, parse } from '../args.js';
+import { isHubId } from '../../engine/catalog.js';
+import { downloadModel } from '../../engine/hub/node.js';
+import { CheckpointError, validateCheckpoint } from '../../engine/models/files.js';
+import type { CatalogEntry, DownloadProgress, ModelState, ModelTask } from '../../engine/protocol.js';
+import { classifySource, checkId, entryFromFolder, entryFromHub, nodeFiles } from '../../ops/checkpoints.js';
+import { hubCacheDir } from '../../ops/model-ops.js';
+import { applyOverlay, readOverlay, recordAdd, recordRedeploy, recordRemove, updateOverlay } from '../../ops/served-catalog.js';
+import type { AddModelRequest } from '../../types.js';
+import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
+import { downloadBars } from '../progress.js';
+import { dataDirOf } from '../store.js';
 import { formatTable } from '../table.js';
 import type { Io } from '../io.js';
 
@@ -14,11 +23,27 @@ export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy> [opt
   hearth models list [--catalog FILE] [--json]
       The catalog's models: id, task, class, context length, and whether the source
       folder exists locally. Default catalog: models/catalog.json of the package.
-  hearth models add --id svc/NAME --from <folder | hub repo id> --url URL --key KEY
-  hearth models remove <id> --url URL --key KEY
-  hearth models redeploy <id> --url URL --key KEY
-      (not yet available)
+  hearth models add --id svc/NAME --from <folder | hub repo id> [options]
+      Validates the checkpoint (config.json, tokenizer.json, tokenizer_config.json,
+      onnx/model*.onnx, a supported model_type) and serves it as svc/NAME.
+        --task chat|completion|embedding   default: from the checkpoint
+        --context-length N                 default: the config's max_position_embeddings
+        --class C                          default: estimated from the config ("7B")
+        --dtype D                          onnx file to use: fp32 (default), fp16, q8, q4, q4f16
+        --price-in N --price-out N         USD per 1M input / output tokens (default 0)
+      A hub repo id downloads into <data dir>/hub from HF_ENDPOINT (default: the public
+      hub) with a progress bar per file; an interrupted download resumes when run again.
+  hearth models remove <svc/NAME>
+  hearth models redeploy <svc/NAME> [--wait]
+      Loads the model afresh; meanwhile it is "redeploying" and new requests get 503
+      model_not_ready, while requests in flight finish on the old instance.
 
+  With --url URL --key KEY (an admin key), add/remove/redeploy act on that running
+  server through /admin/models. Without --url they edit the served catalog in
+  --data-dir (default ./.hearth): a server running on that data dir applies the
+  change within a second; otherwise it is served from the next start.
+
+  --wait       (add, redeploy) wait until the model is ready or failed
   -h, --help   show this help
 `;
 
@@ -34,13 +59,212 @@ export async function modelsCommand(args: string[], io: Io): Promise<number> {
     case 'ls':
       return list(rest, io);
     case 'add':
+      return add(rest, io);
     case 'remove':
+    case 'rm':
+      return remove(rest, io);
     case 'redeploy':
-      io.err(`hearth models ${sub}: not yet available in this version of Hearth.`);
-      return 2;
+      return redeploy(rest, io);
     default:
       throw new UsageError(`models: unknown subcommand "${sub}" (expected list, add, remove or redeploy). Run "hearth models --help".`);
   }
+}
+
+const REMOTE_OPTIONS = {
+  ...HELP_OPTION,
+  ...STORE_OPTIONS,
+  url: { type: 'string' },
+  key: { type: 'string' },
+  wait: { type: 'boolean' },
+} as const;
+
+interface Remote {
+  url: string;
+  key: string;
+}
+
+function remoteOf(cmd: string, values: { url?: string; key?: string }): Remote | undefined {
+  if (values.url === undefined) {
+    if (values.key !== undefined) throw new UsageError(`${cmd}: --key goes with --url`);
+    return undefined;
+  }
+  if (!/^https?:\/\//.test(values.url)) throw new UsageError(`${cmd}: --url must be an http(s) URL (got "${values.url}")`);
+  const key = values.key ?? process.env.HEARTH_ADMIN_KEY;
+  if (!key) throw new UsageError(`${cmd}: --url needs --key KEY (an admin key), or HEARTH_ADMIN_KEY in the environment`);
+  return { url: values.url.replace(/\/+$/, ''), key };
+}
+
+async function call(r: Remote, method: string, p: string, body?: unknown): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(`${r.url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${r.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+  } catch (e) {
+    throw new CliError(`cannot reach ${r.url}: ${(e as Error).message}`);
+  }
+  const data = (await res.json().catch(() => ({}))) as { error?: { message?: string; code?: string } };
+  if (!res.ok) throw new CliError(`${r.url} answered ${res.status}${data.error?.code ? ` ${data.error.code}` : ''}: ${data.error?.message ?? ''}`);
+  return data;
+}
+
+const modelPath = (id: string) => `/admin/models/${encodeURIComponent(id)}`;
+
+/** Polls the server until the model is ready or failed, drawing its download progress. */
+async function waitRemote(r: Remote, id: string, io: Io, timeoutMs = 30 * 60_000): Promise<ModelState> {
+  const bars = downloadBars();
+  const end = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      const list = (await call(r, 'GET', '/admin/models')) as { data: (ModelState & { download?: DownloadProgress[] })[] };
+      const m = list.data.find((x) => x.id === id);
+      if (!m) throw new CliError(`${id} is no longer on the server`);
+      for (const d of m.download ?? []) bars.update(d);
+      if (m.status === 'ready' || m.status === 'failed') return m;
+      if (Date.now() > end) throw new CliError(`${id} is still ${m.status} after ${timeoutMs / 1000} s`);
+      await new Promise((res) => setTimeout(res, 250));
+    }
+  } finally {
+    bars.stop();
+    void io;
+  }
+}
+
+function report(io: Io, m: ModelState): number {
+  io.out(`${m.id}: ${m.status}${m.detail ? ` (${m.detail})` : ''}`);
+  return m.status === 'failed' ? 1 : 0;
+}
+
+const DEVICES = ['cpu', 'cuda', 'webgpu', 'wasm'] as const;
+
+async function add(args: string[], io: Io): Promise<number> {
+  const { values } = parse('models add', args, {
+    ...REMOTE_OPTIONS,
+    id: { type: 'string' },
+    from: { type: 'string' },
+    task: { type: 'string' },
+    'context-length': { type: 'string' },
+    class: { type: 'string' },
+    dtype: { type: 'string' },
+    'price-in': { type: 'string' },
+    'price-out': { type: 'string' },
+    catalog: { type: 'string' },
+  });
+  if (values.help) return io.out(MODELS_HELP), 0;
+  if (!values.id) throw new UsageError('models add: --id svc/NAME is required');
+  if (!values.from) throw new UsageError('models add: --from <folder | hub repo id> is required');
+  const req: AddModelRequest = { id: values.id, from: values.from };
+  if (values.task !== undefined) {
+    if (!['chat', 'completion', 'embedding'].includes(values.task)) throw new UsageError('models add: --task must be chat, completion or embedding');
+    req.task = values.task as ModelTask;
+  }
+  const ctx = intFlag('models add', 'context-length', values['context-length'], 1);
+  if (ctx !== undefined) req.context_length = ctx;
+  if (values.class !== undefined) req.class = values.class;
+  if (values.dtype !== undefined) req.dtype = Object.fromEntries(DEVICES.map((d) => [d, values.dtype!]));
+  const pin = numberFlag('models add', 'price-in', values['price-in'], 0);
+  const pout = numberFlag('models add', 'price-out', values['price-out'], 0);
+  if (pin !== undefined || pout !== undefined) req.price = { input_per_1m: pin ?? 0, output_per_1m: pout ?? 0 };
+
+  const remote = remoteOf('models add', values);
+  if (remote) {
+    // A relative folder means one here; the server resolves against its own directory.
+    const local = path.resolve(req.from);
+    if (fs.existsSync(local)) req.from = local;
+    const m = (await call(remote, 'POST', '/admin/models', req)) as ModelState;
+    io.out(`${m.id}: added on ${remote.url} (${m.status})`);
+    if (values.wait || isHubId(values.from)) return report(io, await waitRemote(remote, m.id, io));
+    return 0;
+  }
+
+  const dataDir = dataDirOf(values);
+  try {
+    checkId(req.id);
+    const overlay = await readOverlay(dataDir);
+    const base = readCatalogEntries(path.resolve(values.catalog ?? defaultCatalogPath()));
+    if (applyOverlay(base, overlay).some((e) => e.id === req.id)) {
+      throw new CliError(`${req.id} already exists in the served catalog of ${dataDir}; remove it first, or redeploy it`);
+    }
+    const src = classifySource(req.from);
+    let entry: CatalogEntry;
+    if (src.kind === 'folder') {
+      entry = await entryFromFolder(req, src.folder);
+    } else {
+      // Download it all now, with progress, so the server starts it from disk.
+      const cacheDir = hubCacheDir(dataDir);
+      entry = await entryFromHub(req, src.repo, cacheDir);
+      const dtype = entry.dtype?.cpu ?? 'fp32';
+      const bars = downloadBars();
+      let folder: string;
+      try {
+        folder = await downloadModel({ cacheDir }, { repo: src.repo, task: entry.task, dtype, onProgress: (p) => bars.update(p) });
+      } finally {
+        bars.stop();
+      }
+      await validateCheckpoint(nodeFiles, folder, { entry, device: 'cpu' });
+    }
+    await updateOverlay(dataDir, (o) => recordAdd(o, entry));
+    io.out(`Added ${entry.id} (${entry.task}, ${entry.class}, context ${entry.context_length}) from ${entry.source}`);
+    io.out(`A server using --data-dir ${dataDir} starts serving it within a second; otherwise it is served from the next start.`);
+    return 0;
+  } catch (e) {
+    if (e instanceof CheckpointError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+function positionalId(cmd: string, positionals: string[]): string {
+  if (positionals.length !== 1) throw new UsageError(`${cmd}: give exactly one model id (svc/NAME)`);
+  return positionals[0]!;
+}
+
+async function remove(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse('models remove', args, { ...REMOTE_OPTIONS, catalog: { type: 'string' } }, true);
+  if (values.help) return io.out(MODELS_HELP), 0;
+  const id = positionalId('models remove', positionals);
+  const remote = remoteOf('models remove', values);
+  if (remote) {
+    await call(remote, 'DELETE', modelPath(id));
+    io.out(`${id}: removed from ${remote.url}`);
+    return 0;
+  }
+  const dataDir = dataDirOf(values);
+  const base = readCatalogEntries(path.resolve(values.catalog ?? defaultCatalogPath()));
+  if (!applyOverlay(base, await readOverlay(dataDir)).some((e) => e.id === id)) {
+    throw new CliError(`${id} is not in the served catalog of ${dataDir}`);
+  }
+  await updateOverlay(dataDir, (o) => recordRemove(o, id));
+  io.out(`${id}: removed from the served catalog of ${dataDir}`);
+  return 0;
+}
+
+async function redeploy(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse('models redeploy', args, { ...REMOTE_OPTIONS, catalog: { type: 'string' } }, true);
+  if (values.help) return io.out(MODELS_HELP), 0;
+  const id = positionalId('models redeploy', positionals);
+  const remote = remoteOf('models redeploy', values);
+  if (remote) {
+    const m = (await call(remote, 'POST', `${modelPath(id)}/redeploy`)) as ModelState;
+    io.out(`${id}: ${m.status} on ${remote.url}`);
+    if (values.wait) return report(io, await waitRemote(remote, id, io));
+    return 0;
+  }
+  const dataDir = dataDirOf(values);
+  const base = readCatalogEntries(path.resolve(values.catalog ?? defaultCatalogPath()));
+  if (!applyOverlay(base, await readOverlay(dataDir)).some((e) => e.id === id)) {
+    throw new CliError(`${id} is not in the served catalog of ${dataDir}`);
+  }
+  await updateOverlay(dataDir, (o) => recordRedeploy(o, id));
+  io.out(`${id}: redeploy requested; a server using --data-dir ${dataDir} starts it within a second`);
+  return 0;
+}
+
+/** The catalog's entries with local sources resolved against its folder (hub ids kept). */
+function readCatalogEntries(file: string): CatalogEntry[] {
+  if (!fs.existsSync(file)) return [];
+  return readCatalog(file).map((e) => ({ ...e, source: isHubId(e.source) ? e.source : path.resolve(path.dirname(file), e.source) }));
 }
 
 export function defaultCatalogPath(): string {

@@ -20,6 +20,8 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --sandbox-cap-usd N    monthly spend cap of sandbox accounts in USD (default 5)
   --max-body-bytes N     largest request body (default 1048576)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
+  --metrics-key K        GET /metrics then needs "Authorization: Bearer K" (default: open)
+  --log-level L          JSON logs on stdout: debug, info (default), warn, error, silent
   --store S              file (default), memory, or a redis:// URL
   -h, --help             show this help
 
@@ -43,6 +45,8 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'sandbox-cap-usd': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'kv-cache-mb': { type: 'string' },
+    'metrics-key': { type: 'string' },
+    'log-level': { type: 'string' },
   });
   if (values.help) {
     io.out(SERVE_HELP);
@@ -76,6 +80,15 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (maxBody !== undefined) o.maxBodyBytes = maxBody;
   const kvMb = intFlag('serve', 'kv-cache-mb', values['kv-cache-mb'], 0);
   if (kvMb !== undefined) o.kvCacheMb = kvMb;
+  if (values['metrics-key'] !== undefined) {
+    if (!values['metrics-key'].trim()) throw new UsageError('serve: --metrics-key must not be empty');
+    o.metricsKey = values['metrics-key'];
+  }
+  if (values['log-level'] !== undefined) {
+    const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+    if (!levels.includes(values['log-level'])) throw new UsageError(`serve: --log-level must be one of ${levels.join(', ')}`);
+    o.logLevel = values['log-level'];
+  }
   if (values.store !== undefined) {
     const s = values.store;
     if (s !== 'file' && s !== 'memory' && !/^rediss?:\/\//i.test(s)) {

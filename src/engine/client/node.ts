@@ -15,7 +15,7 @@ export interface NodeEngine extends EngineApi {
  * the worker dies fail with `engine_crashed`, and a fresh worker is started that
  * loads the same models again, so the next request finds a working engine.
  */
-export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number } = {}): NodeEngine {
+export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number; hubCacheDir?: string } = {}): NodeEngine {
   const device = opts.device ?? 'cpu';
   let entries: CatalogEntry[] = [];
   let closing = false;
@@ -23,7 +23,7 @@ export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number } = 
   let current = spawn();
 
   function spawn() {
-    const worker = new Worker(workerEntry(), { workerData: { device, kvCacheMb: opts.kvCacheMb }, eval: fromSource });
+    const worker = new Worker(workerEntry(), { workerData: { device, kvCacheMb: opts.kvCacheMb, hubCacheDir: opts.hubCacheDir }, eval: fromSource });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
     worker.unref();
     worker.on('error', () => undefined); // reported through 'exit'
@@ -66,6 +66,22 @@ export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number } = 
     cancel: (id) => call((api) => api.cancel(id)),
     embed: (req) => call((api) => api.embed(req)),
     dispose: () => call((api) => api.dispose()),
+    // Model operations; `entries` follows them so a restarted worker loads what is served now.
+    add: (entry) =>
+      call((api) => ops(api).add(entry)).then((state) => {
+        entries = [...entries.filter((e) => e.id !== entry.id), entry];
+        return state;
+      }),
+    remove: (id) =>
+      call((api) => ops(api).remove(id)).then(() => {
+        entries = entries.filter((e) => e.id !== id);
+      }),
+    redeploy: (id, entry) =>
+      call((api) => ops(api).redeploy(id, entry)).then((state) => {
+        if (entry) entries = entries.map((e) => (e.id === id ? entry : e));
+        return state;
+      }),
+    stats: () => call((api) => ops(api).stats()),
     async terminate() {
       await call((api) => api.dispose()).catch(() => undefined);
       closing = true;
@@ -73,6 +89,9 @@ export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number } = 
     },
   };
 }
+
+/** The optional model operations, as present: the worker's engine has them all. */
+const ops = (api: Comlink.Remote<EngineApi>) => api as unknown as Comlink.Remote<Required<EngineApi>>;
 
 // Compiled, this file sits at dist/src/engine/client/ and the worker at dist/worker/.
 // Run from source (vitest, tsx), the worker is TypeScript: a small bootstrap

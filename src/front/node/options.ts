@@ -22,6 +22,12 @@ export interface ServeOptions {
   store?: string;
   /** Print the first key when the store has none (the CLI does; tests may not want it). */
   log?: (line: string) => void;
+  /** A bearer token GET /metrics then requires (default: /metrics is open). */
+  metricsKey?: string;
+  /** JSON log level (pino): trace, debug, info (default), warn, error, fatal, silent. */
+  logLevel?: string;
+  /** How long shutdown lets in-flight requests finish before cutting them, in ms (default 10000). */
+  drainMs?: number;
 }
 
 export const DEFAULT_DATA_DIR = '.hearth';

@@ -7,6 +7,11 @@ import { createRouter } from '../../api/router.js';
 import { CUDA_INSTALL_HINT, cudaProviderInstalled } from '../../backends/node.js';
 import { startNodeEngine } from '../../engine/client/node.js';
 import { createRuntime } from '../../runtime.js';
+import type { Runtime } from '../../types.js';
+import { readIncidents } from '../../ops/incidents.js';
+import { createLogger, observers, requestLogger } from '../../ops/logger.js';
+import { createMetrics } from '../../ops/metrics.js';
+import { hubCacheDir, ModelOps } from '../../ops/model-ops.js';
 import { loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
 import { defaultCatalogFile } from './paths.js';
@@ -42,7 +47,30 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const firstKey = await access.ensureFirstKey();
   if (firstKey) log(`Created an admin API key (shown once; keep it):\n${firstKey}`);
 
-  const runtime = createRuntime({ engine: startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb }), access, catalog });
+  // Operations: JSON logs, metrics, the served catalog in the data dir (models added,
+  // removed or redeployed while running), announced incidents for /status.
+  const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
+  const logger = createLogger({ level: opts.logLevel });
+  const metrics = createMetrics({ key: opts.metricsKey });
+  const engine = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) });
+  metrics.setEngine(engine);
+  const ops = await ModelOps.open({
+    engine,
+    base: catalog,
+    dataDir,
+    device: opts.device,
+    log: (msg, fields) => logger.info(fields ?? {}, msg),
+  });
+  const served = ops.entries();
+  const runtime: Runtime = {
+    ...createRuntime({ engine: metrics.wrap(engine), access, catalog: served }),
+    catalog: () => ops.entries(),
+    admin: ops,
+    observer: observers(metrics.observer, requestLogger(logger)),
+    metrics: metrics.source,
+    incidents: () => readIncidents(dataDir),
+  };
+  const stopWatching = ops.watch();
   const app = createRouter(runtime, { maxBodyBytes: opts.maxBodyBytes });
 
   const server = await new Promise<ServerType>((resolve) => {
@@ -53,19 +81,30 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log(`Hearth listening on ${url} (models: ${catalog.map((e) => e.id).join(', ') || 'none'})`);
+  log(`Hearth listening on ${url} (models: ${served.map((e) => e.id).join(', ') || 'none'})`);
+  logger.info({ url, models: served.map((e) => e.id), device: opts.device ?? 'cpu', data_dir: dataDir }, 'serving');
 
   let closed: Promise<void> | undefined;
   return {
     url,
     close: () =>
       (closed ??= (async () => {
-        // Stop accepting, give in-flight requests a moment, then cut what is left.
+        // Stop accepting, give in-flight requests until the deadline, then cut what is left.
         const http = server as ServerType & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
-        const drained = new Promise<void>((r) => server.close(() => r()));
-        http.closeIdleConnections?.(); // idle keep-alive sockets would hold close() open
-        const deadline = new Promise<void>((r) => setTimeout(r, DRAIN_MS).unref());
+        const drainMs = opts.drainMs ?? DRAIN_MS;
+        logger.info({ deadline_ms: drainMs }, 'shutting down: draining in-flight requests');
+        const started = Date.now();
+        let finished = false;
+        const drained = new Promise<void>((r) => server.close(() => ((finished = true), r())));
+        // A keep-alive socket goes idle when its request ends; close each as it does.
+        http.closeIdleConnections?.();
+        const sweep = setInterval(() => http.closeIdleConnections?.(), 50);
+        const deadline = new Promise<void>((r) => setTimeout(r, drainMs).unref());
         await Promise.race([drained, deadline]);
+        clearInterval(sweep);
+        stopWatching();
+        if (!finished) logger.warn({ after_ms: Date.now() - started }, 'drain deadline reached: cutting the remaining connections');
+        else logger.info({ after_ms: Date.now() - started }, 'drained');
         http.closeAllConnections?.();
         await runtime.close();
       })()),

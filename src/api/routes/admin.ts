@@ -1,0 +1,89 @@
+// /admin/models: add, redeploy and remove models on a running server. Admin keys
+// only: any other valid key gets 403 permission_denied. The work itself is the
+// runtime's (the Node server's model operations); this module checks and shapes.
+import { z } from 'zod';
+import type { ModelState } from '../../engine/protocol.js';
+import type { ModelAdmin } from '../../types.js';
+import { type Ctx, type RouteDeps, readJson } from '../context.js';
+import { ApiError, jsonResponse } from '../errors.js';
+import { parseBody } from '../schemas/common.js';
+
+const addSchema = z.object({
+  id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'model ids look like svc/<name> (letters, digits, . _ -)'),
+  from: z.string().min(1),
+  task: z.enum(['chat', 'completion', 'embedding']).optional(),
+  context_length: z.number().int().positive().optional(),
+  class: z.string().min(1).optional(),
+  dtype: z.record(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
+  price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }).optional(),
+});
+
+export function adminObject(m: ModelState) {
+  return {
+    id: m.id,
+    object: 'model' as const,
+    created: m.created,
+    owned_by: m.owned_by,
+    class: m.class,
+    context_length: m.context_length,
+    task: m.task,
+    status: m.status,
+    detail: m.detail ?? null,
+    ...(m.download ? { download: m.download } : {}),
+  };
+}
+
+function adminOf(c: Ctx, deps: RouteDeps): ModelAdmin {
+  if (!c.get('principal').admin) {
+    throw new ApiError(403, 'invalid_request_error', 'permission_denied', 'This endpoint needs an admin key (create one with `hearth keys create --admin`).');
+  }
+  const admin = deps.runtime.admin;
+  if (!admin) throw new ApiError(404, 'invalid_request_error', 'unknown_url', 'This server does not manage models at run time.');
+  return admin;
+}
+
+function idParam(c: Ctx): string {
+  const raw = c.req.param('id') ?? '';
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export function listAdminModels(deps: RouteDeps) {
+  return async (c: Ctx): Promise<Response> => {
+    const admin = adminOf(c, deps);
+    return jsonResponse({ object: 'list', data: (await admin.list()).map(adminObject) });
+  };
+}
+
+export function addModel(deps: RouteDeps) {
+  return async (c: Ctx): Promise<Response> => {
+    const admin = adminOf(c, deps);
+    const req = parseBody(addSchema, await readJson(c, deps));
+    const state = await admin.add(req as Parameters<ModelAdmin['add']>[0]);
+    return jsonResponse(adminObject(state), 201);
+  };
+}
+
+/** POST /admin/models/{id}/redeploy (the id's slash literal or %2F-encoded). */
+export function redeployModel(deps: RouteDeps) {
+  return async (c: Ctx): Promise<Response> => {
+    const path = idParam(c);
+    if (!path.endsWith('/redeploy')) {
+      throw new ApiError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: POST ${c.req.path}. Use POST /admin/models/{id}/redeploy.`);
+    }
+    const admin = adminOf(c, deps);
+    return jsonResponse(adminObject(await admin.redeploy(path.slice(0, -'/redeploy'.length))), 202);
+  };
+}
+
+export function removeModel(deps: RouteDeps) {
+  return async (c: Ctx): Promise<Response> => {
+    const admin = adminOf(c, deps);
+    const id = idParam(c);
+    await admin.remove(id);
+    return jsonResponse({ id, object: 'model', deleted: true });
+  };
+}

@@ -1,0 +1,169 @@
+// Prometheus metrics for the Node server (prom-client). The router reports each
+// response through Runtime.observer; generations are timed by wrapping the engine
+// (time to first token, time per output token, tokens in and out); model states,
+// queue depth and KV cache use are read from the engine at scrape time.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EngineApi, GenerateRequest, TokenEvent } from '../engine/protocol.js';
+import type { MetricsSource, Observer, RequestEvent } from '../types.js';
+
+const STATUSES = ['ready', 'starting', 'redeploying', 'failed'] as const;
+
+export interface Metrics {
+  registry: Registry;
+  observer: Observer;
+  source: MetricsSource;
+  /** The engine with its generations and embeddings measured. */
+  wrap<E extends EngineApi>(engine: E): E;
+  /** Where model states and load figures come from at scrape time. */
+  setEngine(engine: EngineApi): void;
+}
+
+export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'hearth_' });
+  let engine: EngineApi | undefined;
+
+  const requests = new Counter({
+    name: 'hearth_http_requests_total',
+    help: 'HTTP responses by method, route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'hearth_http_request_duration_seconds',
+    help: 'Time to the response headers, by route.',
+    labelNames: ['route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const promptTokens = new Counter({
+    name: 'hearth_prompt_tokens_total',
+    help: 'Tokens in: prompts of generations and inputs of embeddings.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const completionTokens = new Counter({
+    name: 'hearth_completion_tokens_total',
+    help: 'Tokens out: generated tokens (those of cancelled generations included).',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const ttft = new Histogram({
+    name: 'hearth_time_to_first_token_seconds',
+    help: 'From handing a generation to the engine to its first token.',
+    labelNames: ['model'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
+  const perToken = new Histogram({
+    name: 'hearth_time_per_output_token_seconds',
+    help: 'Time between output tokens after the first.',
+    labelNames: ['model'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  });
+  const modelStatus = new Gauge({
+    name: 'hearth_model_status',
+    help: '1 for the state each model is in (ready, starting, redeploying, failed), 0 for the others.',
+    labelNames: ['model', 'status'] as const,
+    registers: [registry],
+  });
+  const queue = new Gauge({
+    name: 'hearth_queue_depth',
+    help: 'Sequences waiting for their first step, per model.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const active = new Gauge({
+    name: 'hearth_active_sequences',
+    help: 'Sequences being generated now, per model.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const kvUsed = new Gauge({
+    name: 'hearth_kv_cache_bytes',
+    help: 'KV cache bytes held, per model (where the engine reports it).',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const kvCapacity = new Gauge({
+    name: 'hearth_kv_cache_capacity_bytes',
+    help: 'KV cache budget in bytes, per model (where the engine reports it).',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+
+  async function collectEngine(): Promise<void> {
+    if (!engine) return;
+    modelStatus.reset();
+    queue.reset();
+    active.reset();
+    kvUsed.reset();
+    kvCapacity.reset();
+    const models = await engine.models().catch(() => []);
+    for (const m of models) for (const s of STATUSES) modelStatus.set({ model: m.id, status: s }, m.status === s ? 1 : 0);
+    const stats = await engine.stats?.().catch(() => undefined);
+    for (const s of stats?.models ?? []) {
+      queue.set({ model: s.id }, s.queued);
+      active.set({ model: s.id }, s.active);
+      if (s.kv_cache_bytes !== undefined) kvUsed.set({ model: s.id }, s.kv_cache_bytes);
+      if (s.kv_cache_capacity_bytes !== undefined) kvCapacity.set({ model: s.id }, s.kv_cache_capacity_bytes);
+    }
+  }
+
+  const observer: Observer = {
+    request(ev: RequestEvent) {
+      requests.inc({ method: ev.method, route: ev.route, status: String(ev.status) });
+      duration.observe({ route: ev.route }, ev.durationMs / 1000);
+    },
+  };
+
+  function wrap<E extends EngineApi>(inner: E): E {
+    const measured = Object.create(inner) as E;
+    measured.generate = (req: GenerateRequest, onToken: (ev: TokenEvent) => void) => {
+      const model = req.model;
+      const start = performance.now();
+      let last: number | undefined;
+      let promptSeen = false;
+      const timed = (ev: TokenEvent) => {
+        const n = ev.token_ids.length;
+        if (ev.prompt_tokens !== undefined && !promptSeen) {
+          promptSeen = true;
+          promptTokens.inc({ model }, ev.prompt_tokens);
+        }
+        if (n > 0) {
+          const now = performance.now();
+          if (last === undefined) ttft.observe({ model }, (now - start) / 1000);
+          else perToken.observe({ model }, (now - last) / 1000 / n);
+          last = now;
+          completionTokens.inc({ model }, n);
+        }
+        onToken(ev);
+      };
+      return inner.generate(req, timed).then((r) => {
+        if (!promptSeen) promptTokens.inc({ model }, r.prompt_tokens);
+        return r;
+      });
+    };
+    measured.embed = (req) =>
+      inner.embed(req).then((r) => {
+        promptTokens.inc({ model: req.model }, r.prompt_tokens);
+        return r;
+      });
+    return measured;
+  }
+
+  return {
+    registry,
+    observer,
+    wrap,
+    setEngine: (e) => void (engine = e),
+    source: {
+      key: opts.key,
+      async render() {
+        await collectEngine();
+        return { contentType: registry.contentType, body: await registry.metrics() };
+      },
+    },
+  };
+}
