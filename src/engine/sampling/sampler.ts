@@ -34,7 +34,9 @@ export function sampleToken(
   }
   for (const id of banned) scores[id] = -Infinity;
 
-  const greedy = params.temperature === 0;
+  // A temperature so small that logits / t overflow (5e-324 passes the API's 0–2 check)
+  // is greedy in effect: sample greedily instead of dividing into NaN.
+  const greedy = !(params.temperature >= 1e-6);
   const t = greedy ? 1 : params.temperature;
   const logZ = logSumExp(scores, t);
   const logprobOf = (id: number) => scores[id] / t - logZ;
