@@ -119,8 +119,7 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
   };
 
   function wrap<E extends EngineApi>(inner: E): E {
-    const measured = Object.create(inner) as E;
-    measured.generate = (req: GenerateRequest, onToken: (ev: TokenEvent) => void) => {
+    const generate = (req: GenerateRequest, onToken: (ev: TokenEvent) => void) => {
       const model = req.model;
       const start = performance.now();
       let last: number | undefined;
@@ -145,12 +144,20 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
         return r;
       });
     };
-    measured.embed = (req) =>
+    const embed: EngineApi['embed'] = (req) =>
       inner.embed(req).then((r) => {
         promptTokens.inc({ model: req.model }, r.prompt_tokens);
         return r;
       });
-    return measured;
+    // Everything else is the engine's own, called on the engine itself.
+    return new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'generate') return generate;
+        if (prop === 'embed') return embed;
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
   }
 
   return {
