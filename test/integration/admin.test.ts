@@ -167,7 +167,11 @@ describe('hearth models add|redeploy|remove', () => {
   it('without --url edits the served catalog in the data dir, which the running server applies', async () => {
     const add = await cli(['models', 'add', '--id', 'svc/file-chat', '--from', myChat, '--data-dir', server.dataDir]);
     expect(add.code, add.stderr).toBe(0);
+    const listed = await cli(['models', 'list', '--data-dir', server.dataDir, '--json']);
+    expect(JSON.parse(listed.stdout)).toContainEqual(expect.objectContaining({ id: 'svc/file-chat', source: myChat, local: true }));
     await untilStatus('svc/file-chat', 'ready');
+    const remote = await cli(['models', 'list', '--url', server.url, '--key', admin]);
+    expect(remote.stdout).toMatch(/svc\/file-chat\s+chat\s+\S+\s+2048\s+ready/);
     expect((await chat('svc/file-chat')).status).toBe(200);
     const rd = await cli(['models', 'redeploy', 'svc/file-chat', '--data-dir', server.dataDir]);
     expect(rd.code, rd.stderr).toBe(0);

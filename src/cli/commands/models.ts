@@ -20,9 +20,11 @@ import type { Io } from '../io.js';
 
 export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy> [options]
 
-  hearth models list [--catalog FILE] [--json]
+  hearth models list [--catalog FILE] [--data-dir D] [--json] [--url URL --key KEY]
       The catalog's models: id, task, class, context length, and whether the source
       folder exists locally. Default catalog: models/catalog.json of the package.
+      With --data-dir, the served catalog of that data dir; with --url, the running
+      server's models and their states.
   hearth models add --id svc/NAME --from <folder | hub repo id> [options]
       Validates the checkpoint (config.json, tokenizer.json, tokenizer_config.json,
       onnx/model*.onnx, a supported model_type) and serves it as svc/NAME.
@@ -291,20 +293,41 @@ export function readCatalog(file: string): CatalogEntry[] {
 }
 
 async function list(args: string[], io: Io): Promise<number> {
-  const { values } = parse('models list', args, { ...HELP_OPTION, catalog: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parse('models list', args, {
+    ...HELP_OPTION,
+    ...STORE_OPTIONS,
+    catalog: { type: 'string' },
+    json: { type: 'boolean' },
+    url: { type: 'string' },
+    key: { type: 'string' },
+  });
   if (values.help) return io.out(MODELS_HELP), 0;
+  const remote = remoteOf('models list', values);
+  if (remote) {
+    const { data } = (await call(remote, 'GET', '/admin/models')) as { data: ModelState[] };
+    if (values.json) return io.out(JSON.stringify(data, null, 2)), 0;
+    io.out(
+      formatTable(
+        ['ID', 'TASK', 'CLASS', 'CONTEXT', 'STATUS', 'DETAIL'],
+        data.map((m) => [m.id, m.task, m.class, m.context_length, m.status, m.detail ?? '']),
+      ),
+    );
+    return 0;
+  }
   const file = path.resolve(values.catalog ?? defaultCatalogPath());
   const base = path.dirname(file);
-  const rows = readCatalog(file).map((e) => {
+  // With --data-dir: the served catalog (the package's plus what was added or removed there).
+  const entries: CatalogEntry[] =
+    values['data-dir'] !== undefined
+      ? applyOverlay(readCatalogEntries(file), await readOverlay(dataDirOf(values)))
+      : readCatalog(file);
+  const cache = values['data-dir'] !== undefined ? hubCacheDir(dataDirOf(values)) : undefined;
+  const rows = entries.map((e) => {
     const source = typeof e.source === 'string' ? e.source : '';
-    return {
-      id: e.id,
-      task: e.task,
-      class: e.class,
-      context_length: e.context_length,
-      source,
-      local: source !== '' && fs.existsSync(path.resolve(base, source)),
-    };
+    const local =
+      source !== '' &&
+      (isHubId(source) ? cache !== undefined && fs.existsSync(path.join(cache, source, 'config.json')) : fs.existsSync(path.resolve(base, source)));
+    return { id: e.id, task: e.task, class: e.class, context_length: e.context_length, source, local };
   });
   if (values.json) {
     io.out(JSON.stringify(rows, null, 2));
