@@ -1,0 +1,227 @@
+// npm run bench: throughput, TTFT, HTTP overhead and the bandwidth bound on the
+// bench preset model, all in one run on this machine. Writes bench/results.json
+// and bench/chart.svg. Figures are medians; ratios are taken within this run.
+import { statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { env as hf, pipeline } from '@huggingface/transformers';
+import OpenAI from 'openai';
+import { FIXTURES_DIR, writeFixtures } from '../models/index.js';
+import { startNodeEngine } from '../src/engine/client/node.js';
+import type { SamplingParams } from '../src/engine/protocol.js';
+import { serve } from '../src/front/node/serve.js';
+import { modelsSettled } from '../src/runtime.js';
+import { barChart, stack } from './chart.js';
+
+const MODEL = 'svc/bench-chat';
+const MAX_TOKENS = Number(process.env.BENCH_TOKENS ?? 64);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const CONCURRENCY = [1, 4, 8, 16];
+const BENCH = join(import.meta.dirname, '.');
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const log = (s: string) => console.log(`[bench] ${s}`);
+
+/** Deterministic filler text: ~`tokens` tokens of word-like text for long prompts. */
+function filler(seed: number, tokens: number): string {
+  const words = ['the', 'river', 'stone', 'light', 'quiet', 'market', 'winter', 'garden', 'table', 'window', 'signal', 'paper'];
+  let x = seed;
+  return Array.from({ length: tokens }, () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return words[x % words.length];
+  }).join(' ');
+}
+
+interface Timed {
+  start: number;
+  first: number;
+  end: number;
+  tokens: number;
+  promptTokens: number;
+  cached: number;
+}
+
+async function streamOnce(client: OpenAI, messages: OpenAI.ChatCompletionMessageParam[], maxTokens: number): Promise<Timed> {
+  const start = performance.now();
+  const stream = await client.chat.completions.create({
+    model: MODEL,
+    messages,
+    max_tokens: maxTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let first = 0;
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    if (!first && chunk.choices[0]?.delta.content) first = performance.now();
+    if (chunk.usage) usage = chunk.usage;
+  }
+  return {
+    start,
+    first,
+    end: performance.now(),
+    tokens: usage!.completion_tokens,
+    promptTokens: usage!.prompt_tokens,
+    cached: usage!.prompt_tokens_details?.cached_tokens ?? 0,
+  };
+}
+
+async function throughput(client: OpenAI, concurrency: number, round: number) {
+  const runs = await Promise.all(
+    Array.from({ length: concurrency }, (_, i) =>
+      streamOnce(client, [{ role: 'user', content: `Round ${round}, request ${i}: ${filler(round * 100 + i, 12)}` }], MAX_TOKENS),
+    ),
+  );
+  const wall = (Math.max(...runs.map((r) => r.end)) - Math.min(...runs.map((r) => r.start))) / 1000;
+  const tokens = runs.reduce((n, r) => n + r.tokens, 0);
+  const decodeRates = runs.map((r) => (r.tokens - 1) / ((r.end - r.first) / 1000));
+  return { tokensPerSecond: tokens / wall, perStreamDecode: median(decodeRates) };
+}
+
+async function baselineTransformersJs(prompts: string[]): Promise<number> {
+  hf.localModelPath = FIXTURES_DIR;
+  hf.allowRemoteModels = false;
+  const generate = await pipeline('text-generation', 'bench-chat', { device: 'cpu', dtype: 'fp32' });
+  await generate('warm up', { max_new_tokens: 4, do_sample: false });
+  const t0 = performance.now();
+  for (const p of prompts) await generate(p, { max_new_tokens: MAX_TOKENS, do_sample: false });
+  const seconds = (performance.now() - t0) / 1000;
+  await generate.dispose();
+  // bench-chat never emits EOS within 512 tokens, so each call makes MAX_TOKENS.
+  return (prompts.length * MAX_TOKENS) / seconds;
+}
+
+function copyBandwidth(): number {
+  const bytes = 256 * 2 ** 20;
+  const src = Buffer.alloc(bytes, 1);
+  const dst = Buffer.alloc(bytes);
+  const rates: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const t0 = performance.now();
+    src.copy(dst);
+    rates.push(bytes / ((performance.now() - t0) / 1000));
+  }
+  return median(rates);
+}
+
+async function directEngine(messages: { role: string; content: string }[]): Promise<number[]> {
+  const engine = startNodeEngine();
+  const entry = {
+    id: MODEL, task: 'chat' as const, class: '40M', context_length: 4096,
+    source: join(FIXTURES_DIR, 'bench-chat'), price: { input_per_1m: 0, output_per_1m: 0 },
+  };
+  await engine.load([entry]);
+  await modelsSettled(engine);
+  const sampling: SamplingParams = {
+    max_tokens: MAX_TOKENS, temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0,
+    frequency_penalty: 0, stop: [], stop_token_ids: [], ignore_eos: false, logprobs: -1,
+  };
+  const times: number[] = [];
+  for (let i = 0; i <= REPEATS + 1; i++) {
+    const t0 = performance.now();
+    await engine.generate({ id: `d${i}`, model: MODEL, prompt: { messages }, sampling }, () => undefined);
+    if (i > 0) times.push(performance.now() - t0); // the first is a warm-up
+  }
+  await engine.terminate();
+  return times;
+}
+
+async function main() {
+  await writeFixtures({ preset: 'bench', ifMissing: true });
+  const weightBytes = statSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', 'model.onnx')).size;
+
+  let key = '';
+  const server = await serve({
+    port: 0, models: [MODEL], store: 'memory',
+    log: (line) => (key ||= /svc_live_\w+/.exec(line)?.[0] ?? ''),
+  });
+  const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 10 });
+  await streamOnce(client, [{ role: 'user', content: 'warm up' }], 4);
+
+  const results: Record<string, unknown> = {};
+  const tput: Record<number, { tokensPerSecond: number; perStreamDecode: number }> = {};
+  for (const c of CONCURRENCY) {
+    const rounds = [];
+    for (let r = 0; r < REPEATS; r++) rounds.push(await throughput(client, c, r));
+    tput[c] = {
+      tokensPerSecond: round(median(rounds.map((x) => x.tokensPerSecond))),
+      perStreamDecode: round(median(rounds.map((x) => x.perStreamDecode))),
+    };
+    log(`concurrency ${c}: ${tput[c].tokensPerSecond} tok/s aggregate`);
+  }
+
+  // TTFT with a ~1000-token prompt: a new prefix each time (cold), then the same
+  // prefix with a new last message (warm: the prefix cache holds it).
+  const cold: number[] = [];
+  const warm: number[] = [];
+  let promptTokens = 0;
+  let cachedTokens = 0;
+  for (let r = 0; r < REPEATS; r++) {
+    const system = { role: 'system' as const, content: filler(1000 + r, 280) };
+    const a = await streamOnce(client, [system, { role: 'user', content: 'First question?' }], 2);
+    const b = await streamOnce(client, [system, { role: 'user', content: 'A different question?' }], 2);
+    cold.push(a.first - a.start);
+    warm.push(b.first - b.start);
+    promptTokens = b.promptTokens;
+    cachedTokens = b.cached;
+  }
+  log(`TTFT cold ${round(median(cold))} ms, warm ${round(median(warm))} ms (${cachedTokens}/${promptTokens} cached)`);
+
+  // HTTP + SSE against a direct call of the same engine, one request at a time.
+  const messages = [{ role: 'user' as const, content: 'Overhead probe: tell me something.' }];
+  const http: number[] = [];
+  for (let i = 0; i <= REPEATS + 1; i++) {
+    const t = await streamOnce(client, messages, MAX_TOKENS);
+    if (i > 0) http.push(t.end - t.start);
+  }
+  await server.close();
+  const direct = await directEngine(messages);
+  log(`request of ${MAX_TOKENS} tokens: HTTP ${round(median(http))} ms, direct ${round(median(direct))} ms`);
+
+  const prompts = Array.from({ length: 8 }, (_, i) => `Request ${i}: ${filler(i, 12)}`);
+  const baseline = await baselineTransformersJs(prompts);
+  log(`transformers.js pipeline, one prompt after another: ${round(baseline)} tok/s`);
+
+  const bandwidth = copyBandwidth();
+  const bound = bandwidth / weightBytes;
+  const batch1 = tput[1].perStreamDecode;
+
+  Object.assign(results, {
+    machine: { cpu: cpus()[0]?.model, cores: cpus().length, memory_gib: round(totalmem() / 2 ** 30, 1), node: process.version },
+    date: new Date().toISOString(),
+    model: { id: MODEL, weight_bytes: weightBytes },
+    settings: { max_tokens: MAX_TOKENS, repeats: REPEATS, concurrency: CONCURRENCY },
+    throughput_tokens_per_s: Object.fromEntries(CONCURRENCY.map((c) => [c, tput[c].tokensPerSecond])),
+    baseline_transformers_js_tokens_per_s: round(baseline),
+    concurrency8_vs_baseline: round(tput[8].tokensPerSecond / baseline),
+    ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
+    http_overhead: { http_ms: round(median(http)), direct_ms: round(median(direct)), overhead: round(median(http) / median(direct) - 1, 4) },
+    batch1_decode: { tokens_per_s: batch1, copy_bandwidth_gb_s: round(bandwidth / 1e9), bound_tokens_per_s: round(bound), fraction_of_bound: round(batch1 / bound, 3) },
+    targets: {
+      'concurrency 8 >= 4x baseline': tput[8].tokensPerSecond / baseline >= 4,
+      'warm TTFT <= 0.2x cold': median(warm) / median(cold) <= 0.2,
+      'HTTP overhead <= 5%': median(http) / median(direct) - 1 <= 0.05,
+      'batch-1 decode >= 50% of bound': batch1 / bound >= 0.5,
+    },
+  });
+  writeFileSync(join(BENCH, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+  const chart = stack([
+    barChart(`Decode throughput, ${MODEL} (${(weightBytes / 1e6).toFixed(0)} MB fp32), ${cpus().length} cores`, 'tok/s', [
+      { label: 'transformers.js, sequential', value: baseline, color: '#888' },
+      ...CONCURRENCY.map((c) => ({ label: `Hearth, ${c} concurrent`, value: tput[c].tokensPerSecond })),
+      { label: 'batch-1 bandwidth bound', value: bound, color: '#4a7bd0' },
+    ]),
+    barChart(`Time to first token, ${promptTokens}-token prompt`, 'ms', [
+      { label: 'cold', value: median(cold), color: '#888' },
+      { label: 'warm prefix', value: median(warm), note: `${cachedTokens} tokens cached` },
+    ]),
+  ]);
+  writeFileSync(join(BENCH, 'chart.svg'), chart);
+  log(`wrote bench/results.json and bench/chart.svg`);
+  console.log(JSON.stringify(results, null, 2));
+}
+
+await main();
