@@ -32,25 +32,12 @@ const message = z.object({
 });
 
 export const chatRequestSchema = z.object({
-  model: c.modelId,
+  ...c.sharedFields,
   messages: z.array(message).min(1),
   max_tokens: c.positiveInt,
   max_completion_tokens: c.positiveInt,
-  temperature: c.temperature,
-  top_p: c.topP,
-  // Extensions that llama.cpp and vLLM accept on the OpenAI routes.
-  top_k: c.topK,
-  min_p: c.minP,
-  n: c.n,
-  stream: z.boolean().nullish(),
-  stream_options: c.streamOptions,
-  stop: c.stop,
-  seed: c.seed,
-  user: z.string().nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.int().min(0).max(c.MAX_LOGPROBS).nullish(),
-  presence_penalty: c.penalty,
-  frequency_penalty: c.penalty,
 }).superRefine((b, ctx) => {
   if (b.top_logprobs != null && !b.logprobs) {
     ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: "'top_logprobs' needs 'logprobs' set to true." });

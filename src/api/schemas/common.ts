@@ -37,4 +37,22 @@ export function stopList(s: string | string[] | null | undefined): string[] {
 
 export const streamOptions = z.object({ include_usage: z.boolean().nullish() }).nullish();
 
+/** The sampling and streaming fields chat and completions share. top_k and min_p are
+ * extensions that llama.cpp and vLLM accept on the OpenAI routes. */
+export const sharedFields = {
+  model: modelId,
+  temperature,
+  top_p: topP,
+  top_k: topK,
+  min_p: minP,
+  n,
+  stream: z.boolean().nullish(),
+  stream_options: streamOptions,
+  stop,
+  seed,
+  user: z.string().nullish(),
+  presence_penalty: penalty,
+  frequency_penalty: penalty,
+};
+
 export const pick = <T>(v: T | null | undefined, d: T): T => (v == null ? d : v);

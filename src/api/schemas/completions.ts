@@ -11,23 +11,11 @@ const prompt = z.union([
 ]);
 
 export const completionRequestSchema = z.object({
-  model: c.modelId,
+  ...c.sharedFields,
   prompt,
   max_tokens: c.positiveInt,
-  temperature: c.temperature,
-  top_p: c.topP,
-  top_k: c.topK,
-  min_p: c.minP,
-  n: c.n,
-  stream: z.boolean().nullish(),
-  stream_options: c.streamOptions,
-  stop: c.stop,
-  seed: c.seed,
-  user: z.string().nullish(),
   echo: z.boolean().nullish(),
   logprobs: z.int().min(0).max(c.MAX_LOGPROBS).nullish(),
-  presence_penalty: c.penalty,
-  frequency_penalty: c.penalty,
 });
 
 export type CompletionRequestBody = z.output<typeof completionRequestSchema>;
