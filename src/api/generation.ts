@@ -114,6 +114,19 @@ export class GenerationSet {
     }
   }
 
+  /**
+   * Waits for the first sign of life before a stream sends its headers, so an early
+   * failure (context too long, model gone) gets its proper status instead of a 200
+   * with an error event.
+   */
+  async started(): Promise<void> {
+    const first = await this.events.peek();
+    if (first?.kind === 'error') {
+      this.cancel();
+      throw first.error;
+    }
+  }
+
   /** Stops every unfinished generation (idempotent). */
   cancel(): void {
     if (this.#cancelled) return;

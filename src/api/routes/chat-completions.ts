@@ -42,13 +42,7 @@ export function chatCompletions(deps: RouteDeps) {
       return jsonResponse(body);
     }
 
-    // Wait for the first sign of life so an early failure (context too long, model
-    // gone) still gets its proper status instead of a 200 with an error event.
-    const first = await set.events.peek();
-    if (first?.kind === 'error') {
-      set.cancel();
-      throw first.error;
-    }
+    await set.started();
 
     const base = {
       id,

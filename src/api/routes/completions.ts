@@ -56,11 +56,7 @@ export function completions(deps: RouteDeps) {
       return jsonResponse(body);
     }
 
-    const first = await set.events.peek();
-    if (first?.kind === 'error') {
-      set.cancel();
-      throw first.error;
-    }
+    await set.started();
 
     const base = {
       id,

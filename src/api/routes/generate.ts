@@ -68,11 +68,7 @@ export function generate(deps: RouteDeps) {
       return jsonResponse(finalBody(set, call, id, results));
     }
 
-    const first = await set.events.peek();
-    if (first?.kind === 'error') {
-      set.cancel();
-      throw first.error;
-    }
+    await set.started();
 
     // Each event repeats the whole object so far (cumulative text), as SGLang streams.
     return sseResponse(
