@@ -9,18 +9,23 @@ export interface SchedulerOptions {
   prefixCache?: PrefixCache;
   /** Most sequences decoded together in one step. */
   maxBatch?: number;
+  /** Most prompt tokens prefilled between two decode steps. */
+  prefillChunk?: number;
 }
 
 export interface SchedulerStats {
   waiting: number;
   running: number;
+  kvCacheBytes: number;
+  kvCacheEntries: number;
 }
 
 /**
  * The step loop of one model: continuous batching. Each turn of the loop
- * prefills at most one new sequence (reusing a cached prefix when there is one),
- * then runs one decode step for every running sequence together. Sequences join
- * and leave the batch between steps; a cancelled one is dropped before the next.
+ * prefills one chunk of one new sequence's prompt (after any prefix the cache
+ * holds), then runs one decode step for every running sequence together, so a
+ * long prompt delays running streams by one chunk at a time. Sequences join and
+ * leave the batch between steps; a cancelled one is dropped before the next.
  */
 export class Scheduler {
   private waiting: Sequence[] = [];
@@ -31,12 +36,14 @@ export class Scheduler {
   private batchKv: BatchKv | null = null;
   private running = false;
   private readonly maxBatch: number;
+  private readonly prefillChunk: number;
 
   constructor(
     private readonly lm: CausalLM,
     private readonly opts: SchedulerOptions = {},
   ) {
     this.maxBatch = opts.maxBatch ?? 32;
+    this.prefillChunk = opts.prefillChunk ?? 256;
   }
 
   submit(seq: Sequence): void {
@@ -51,7 +58,12 @@ export class Scheduler {
   }
 
   stats(): SchedulerStats {
-    return { waiting: this.waiting.length, running: this.joining.length + this.batch.length };
+    return {
+      waiting: this.waiting.length,
+      running: this.joining.length + this.batch.length,
+      kvCacheBytes: this.opts.prefixCache?.bytes ?? 0,
+      kvCacheEntries: this.opts.prefixCache?.entries ?? 0,
+    };
   }
 
   /** Ends every sequence, e.g. when the model is being unloaded. */
@@ -89,15 +101,28 @@ export class Scheduler {
     }
   }
 
+  /** Runs the next chunk of a sequence's prompt; a sequence with more to go stays first in line. */
   private async prefill(seq: Sequence): Promise<void> {
     const prompt = seq.promptIds;
-    // At least the last prompt token is run, for the logits of the first new token.
-    const hit = this.opts.prefixCache?.match(prompt, prompt.length - 1) ?? null;
-    seq.cachedTokens = hit?.length ?? 0;
-    const { logits, kv } = await this.lm.prefill(prompt.slice(seq.cachedTokens), hit?.kv ?? null);
-    this.opts.prefixCache?.insert(prompt, kv);
-    if (seq.advance(logits)) return;
+    if (seq.prefilled === 0 && !seq.kv) {
+      // At least the last prompt token is run, for the logits of the first new token.
+      const hit = this.opts.prefixCache?.match(prompt, prompt.length - 1) ?? null;
+      seq.cachedTokens = seq.prefilled = hit?.length ?? 0;
+      seq.kv = hit?.kv ?? null;
+    }
+    const end = Math.min(prompt.length, seq.prefilled + this.prefillChunk);
+    const { logits, kv } = await this.lm.prefill(prompt.slice(seq.prefilled, end), seq.kv);
     seq.kv = kv;
+    seq.prefilled = end;
+    if (end < prompt.length) {
+      this.waiting.unshift(seq);
+      return;
+    }
+    this.opts.prefixCache?.insert(prompt, kv);
+    if (seq.advance(logits)) {
+      seq.kv = null;
+      return;
+    }
     this.joining.push(seq);
   }
 

@@ -27,6 +27,8 @@ export class Sequence {
   kv: SeqKv | null = null;
   /** Prompt tokens whose KV came from the prefix cache. */
   cachedTokens = 0;
+  /** Prompt tokens whose KV is in `kv` so far (prefill runs in chunks). */
+  prefilled = 0;
   cancelled = false;
   readonly result: Promise<GenerateResult>;
 

@@ -26,13 +26,14 @@ beforeAll(async () => {
 });
 
 /** A scheduler whose decode steps are recorded (rows per step). */
-function scheduler(prefixCache?: PrefixCache) {
+function scheduler(prefixCache?: PrefixCache, prefillChunk?: number) {
   const steps: number[] = [];
   const prefills: number[] = [];
+  const order: string[] = [];
   const spy = Object.create(lm) as CausalLM;
-  spy.decode = (tokens, batch) => (steps.push(tokens.length), lm.decode(tokens, batch));
-  spy.prefill = (tokens, past) => (prefills.push(tokens.length), lm.prefill(tokens, past));
-  return { s: new Scheduler(spy, { prefixCache }), steps, prefills };
+  spy.decode = (tokens, batch) => (steps.push(tokens.length), order.push('d'), lm.decode(tokens, batch));
+  spy.prefill = (tokens, past) => (prefills.push(tokens.length), order.push('p'), lm.prefill(tokens, past));
+  return { s: new Scheduler(spy, { prefixCache, prefillChunk }), steps, prefills, order };
 }
 
 let n = 0;
@@ -68,6 +69,22 @@ describe('continuous batching', () => {
     const { s: b } = scheduler();
     const all = await Promise.all(words.map((w) => run(b, user(w), w === 'rain' ? sampled : {}).result));
     expect(all[words.indexOf('rain')].text).toBe(solo);
+  });
+
+  it('prefills a long prompt in chunks between decode steps, with the same result', async () => {
+    const long = user('a long prompt about rivers and stones and quiet gardens in winter '.repeat(6));
+    const { s: whole } = scheduler();
+    const expected = (await run(whole, long).result).text;
+    const { s, prefills, order } = scheduler(undefined, 16);
+    const running = run(s, user('keep streaming'), { ignore_eos: true, max_tokens: 40 });
+    while (!order.includes('d')) await new Promise((r) => setImmediate(r));
+    const chunked = run(s, long);
+    expect((await chunked.result).text).toBe(expected);
+    await running.result;
+    expect(Math.max(...prefills)).toBeLessThanOrEqual(16);
+    // Between two chunks of the long prompt the running stream decoded a token.
+    const afterFirstDecode = order.slice(order.indexOf('d')).join('');
+    expect(afterFirstDecode).toMatch(/^d(pd)+/);
   });
 
   it('frees a cancelled sequence\'s row by the next step', async () => {
