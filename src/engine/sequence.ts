@@ -94,7 +94,7 @@ export class Sequence {
 
   private finish(reason: FinishReason, matched: string | number | null, logprob?: TokenLogprob, emitted = ''): true {
     // A stop string already trimmed the text; otherwise what was held back is real.
-    const tail = matched === null || typeof matched === 'number' ? this.stop.push(this.decoder.end()).emit + this.stop.flush() : '';
+    const tail = typeof matched === 'string' ? '' : this.stop.push(this.decoder.end()).emit + this.stop.flush();
     this.send(emitted + tail, [this.generated[this.generated.length - 1]], logprob);
     this.settle.resolve({
       text: this.stop.value,
