@@ -1,7 +1,7 @@
 import type { Backend } from '../backends/types.js';
 import { EngineError } from './errors.js';
 import type { HubFetcher } from './hub/types.js';
-import { ModelHost, type LoadedModel } from './model-host.js';
+import { DEFAULT_KV_CACHE_MB, ModelHost, type LoadedModel } from './model-host.js';
 import type {
   CatalogEntry,
   EmbedRequest,
@@ -139,10 +139,13 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       return {
         models: [...hosts.values()].map((h) => {
           const s = h.loaded?.scheduler?.stats();
+          const mb = options.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
           return {
             id: h.entry.id,
             active: s ? s.running : h.inFlight(),
             queued: s?.waiting ?? 0,
+            // The prefix cache's bytes and budget (what the engine holds between requests).
+            ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20 } : {}),
           };
         }),
       };

@@ -101,7 +101,12 @@ describe('engine model operations', () => {
 
   it('reports active and queued sequences per model in stats()', async () => {
     const s = await engine.stats();
-    expect(s.models.find((m) => m.id === 'svc/tiny-chat')).toMatchObject({ active: 0, queued: 0 });
+    expect(s.models.find((m) => m.id === 'svc/tiny-chat')).toMatchObject({
+      active: 0,
+      queued: 0,
+      kv_cache_bytes: expect.any(Number),
+      kv_cache_capacity_bytes: 256 * 2 ** 20,
+    });
   });
 });
 
