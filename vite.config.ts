@@ -1,9 +1,11 @@
 import { defineConfig } from 'vite';
+import { demoConfig, REPO_ROOT } from './demo/config.js';
 
-// The demo app (demo/) and the test runner share this file.
+// The demo app (`npm run demo`, root demo/) and the test runner share this file.
 export default defineConfig({
-  root: '.',
+  ...demoConfig(),
   test: {
+    root: REPO_ROOT,
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -79,7 +79,13 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     return { loaded, total, fraction: total ? loaded / total : NaN, fromCache };
   }
 
-  async function spawn(): Promise<{ worker: Worker; api: Comlink.Remote<BrowserWorkerApi>; info: WorkerInfo }> {
+  interface Spawned {
+    worker: Worker;
+    api: Comlink.Remote<BrowserWorkerApi>;
+    info: WorkerInfo;
+  }
+
+  async function spawn(): Promise<Spawned> {
     const worker = opts.createWorker();
     const api = Comlink.wrap<BrowserWorkerApi>(worker);
     worker.addEventListener('error', (ev) => {
@@ -92,40 +98,37 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
   }
 
   let current = await spawn();
-  let restarting: Promise<void> = Promise.resolve();
+  /** While a replacement worker starts after a crash: resolves to it. */
+  let restarting: Promise<Spawned> | null = null;
 
   function crashed(worker: Worker, why: string) {
-    if (closing || worker !== current.worker) return;
+    if (closing || worker !== current.worker || restarting) return;
     worker.terminate();
     const crash = new EngineError('engine_crashed', `The engine worker stopped unexpectedly (${why}); it is being restarted`);
     for (const reject of pending) reject(crash);
     pending.clear();
     files.clear();
-    const dead = current;
     restarting = (async () => {
-      // Calls made meanwhile wait for the replacement (see call()).
       const next = await spawn();
-      if (closing) return void next.worker.terminate();
       if (entries.length) await next.api.load(entries);
       current = next;
+      restarting = null;
       opts.onRestart?.(crash);
+      return next;
     })();
-    // Until the replacement is up, `current` is the dead worker: mark it so call() waits.
-    dead.worker.onmessage = null;
-    deadWorkers.add(dead.worker);
   }
-  const deadWorkers = new WeakSet<Worker>();
 
+  /** Runs a call on the live worker (waiting for a replacement after a crash); fails it if the worker dies meanwhile. */
   function call<T>(fn: (api: Comlink.Remote<BrowserWorkerApi>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const run = () => {
+      const run = (s: Spawned) => {
         pending.add(reject);
-        fn(current.api)
+        fn(s.api)
           .then(resolve, reject)
           .finally(() => pending.delete(reject));
       };
-      if (deadWorkers.has(current.worker)) restarting.then(run, reject);
-      else run();
+      if (restarting) restarting.then(run, reject);
+      else run(current);
     });
   }
 
@@ -146,7 +149,7 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     embed: (req) => call((api) => api.embed(req)),
     dispose: () => call((api) => api.dispose()),
     crashForTests: () => call((api) => api.crashForTests()),
-    restarted: () => restarting,
+    restarted: async () => void (await restarting),
     async terminate() {
       await call((api) => api.dispose()).catch(() => undefined);
       closing = true;

@@ -1,0 +1,124 @@
+// Model files in the browser: fetched from the app's own origin once, kept in the
+// Cache API, read from there on every later load (so a reloaded tab starts with the
+// network blocked). Works in pages and in workers; no DOM, no node: imports.
+
+/** Name of the Cache API bucket that holds model files. */
+export const MODEL_CACHE = 'hearth-models-v1';
+
+export interface FileProgress {
+  /** Absolute URL of the file. */
+  url: string;
+  loaded: number;
+  /** 0 when the server did not say. */
+  total: number;
+  /** True once the whole file is in. */
+  done: boolean;
+  fromCache: boolean;
+}
+
+export interface CachedFetchOptions {
+  /** Called as bytes arrive (at most a few times a second per file, plus once at the end). */
+  onProgress?: (p: FileProgress) => void;
+  /** Skip the Cache API (no cache in this context, or the caller wants fresh files). */
+  noCache?: boolean;
+  /** Milliseconds to wait between chunks read from the network (tests use it to make a load slow). */
+  throttleMs?: number;
+}
+
+function base(): string {
+  const loc = (globalThis as { location?: { href: string } }).location;
+  return loc?.href ?? 'http://localhost/';
+}
+
+export function absoluteURL(url: string | URL): string {
+  return new URL(String(url), base()).href;
+}
+
+async function openCache(noCache?: boolean): Promise<Cache | undefined> {
+  if (noCache || typeof caches === 'undefined') return undefined;
+  try {
+    return await caches.open(MODEL_CACHE);
+  } catch {
+    return undefined; // opaque origins and some private modes refuse
+  }
+}
+
+/**
+ * The bytes of a model file: from the cache when it is there, else from the network
+ * (then stored). Throws with the URL and status when the file cannot be had.
+ */
+export async function fetchModelFile(url: string | URL, opts: CachedFetchOptions = {}): Promise<Uint8Array> {
+  const href = absoluteURL(url);
+  const cache = await openCache(opts.noCache);
+  const hit = await cache?.match(href);
+  if (hit) {
+    const bytes = new Uint8Array(await hit.arrayBuffer());
+    opts.onProgress?.({ url: href, loaded: bytes.byteLength, total: bytes.byteLength, done: true, fromCache: true });
+    return bytes;
+  }
+  let res: Response;
+  try {
+    res = await fetch(href);
+  } catch (e) {
+    throw new Error(`Could not fetch ${href} (${e instanceof Error ? e.message : String(e)}) and it is not in the cache`);
+  }
+  if (!res.ok) throw new Error(`Could not fetch ${href}: HTTP ${res.status}`);
+  const total = Number(res.headers.get('content-length') ?? 0) || 0;
+  const bytes = await readAll(res, href, total, opts);
+  if (cache) {
+    const headers = new Headers({ 'content-type': res.headers.get('content-type') ?? 'application/octet-stream' });
+    headers.set('content-length', String(bytes.byteLength));
+    await cache.put(href, new Response(bytes as BodyInit, { headers })).catch(() => undefined); // quota: serve uncached
+  }
+  opts.onProgress?.({ url: href, loaded: bytes.byteLength, total: total || bytes.byteLength, done: true, fromCache: false });
+  return bytes;
+}
+
+async function readAll(res: Response, url: string, total: number, opts: CachedFetchOptions): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array(await res.arrayBuffer());
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let loaded = 0;
+  let last = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    loaded += value.byteLength;
+    const now = Date.now();
+    if (opts.onProgress && now - last > 100) {
+      last = now;
+      opts.onProgress({ url, loaded, total, done: false, fromCache: false });
+    }
+    if (opts.throttleMs) await new Promise((r) => setTimeout(r, opts.throttleMs));
+  }
+  const out = new Uint8Array(loaded);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * A `fetch` for libraries that fetch model files themselves (transformers.js's
+ * tokenizer loader): the same cache-first path, answered as a Response.
+ */
+export function cachedFetch(opts: CachedFetchOptions = {}): (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> {
+  return async (input) => {
+    const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
+    try {
+      const bytes = await fetchModelFile(url, opts);
+      return new Response(bytes as BodyInit, { status: 200, headers: { 'content-length': String(bytes.byteLength) } });
+    } catch (e) {
+      const status = /HTTP (\d{3})/.exec(String(e))?.[1];
+      return new Response(String(e), { status: status ? Number(status) : 404 });
+    }
+  };
+}
+
+/** Forgets every cached model file (the demo's "clear cache" and tests use it). */
+export async function clearModelCache(): Promise<void> {
+  if (typeof caches !== 'undefined') await caches.delete(MODEL_CACHE);
+}

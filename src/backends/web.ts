@@ -1,0 +1,88 @@
+// onnxruntime-web: WebGPU when the browser gives an adapter, else WASM (threaded
+// when the page is cross-origin isolated). Model files come through the Cache API
+// (web-cache.ts). Runs in a Web Worker; the WASM/JS runtime files come from the app
+// itself (`wasmPaths`), never from a CDN.
+import * as ort from 'onnxruntime-web';
+import type { Device } from '../engine/protocol.js';
+import type { Backend } from './types.js';
+import { fetchModelFile, type FileProgress } from './web-cache.js';
+
+export type WebDevice = Extract<Device, 'webgpu' | 'wasm'>;
+
+export interface WebBackendOptions {
+  device: WebDevice;
+  /** URL prefix (ending in /) where onnxruntime-web's dist files (.wasm, .mjs) are served. */
+  wasmPaths: string;
+  /** WASM threads; default: up to 4 when cross-origin isolated, else 1. */
+  numThreads?: number;
+  onProgress?: (p: FileProgress) => void;
+  /** Milliseconds between network chunks of model files (tests slow a load down with it). */
+  throttleMs?: number;
+}
+
+/** Which device this context can use: WebGPU if an adapter is granted, else WASM. */
+export async function detectWebDevice(): Promise<WebDevice> {
+  const gpu = (globalThis.navigator as Navigator & { gpu?: { requestAdapter(): Promise<unknown> } } | undefined)?.gpu;
+  if (!gpu) return 'wasm';
+  try {
+    return (await gpu.requestAdapter()) ? 'webgpu' : 'wasm';
+  } catch {
+    return 'wasm';
+  }
+}
+
+export function defaultThreads(): number {
+  const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
+  if (!isolated) return 1;
+  const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
+  return Math.max(1, Math.min(4, cores));
+}
+
+let chain: Promise<unknown> = Promise.resolve();
+
+/** One onnxruntime-web call at a time, in order of arrival. */
+function serially<T>(fn: () => Promise<T>): Promise<T> {
+  const next = chain.then(fn, fn);
+  chain = next.catch(() => undefined);
+  return next;
+}
+
+export function webBackend(opts: WebBackendOptions): Backend {
+  const { device } = opts;
+  ort.env.wasm.wasmPaths = opts.wasmPaths;
+  ort.env.wasm.numThreads = opts.numThreads ?? defaultThreads();
+  ort.env.wasm.proxy = false; // already in a worker
+  ort.env.logLevel = 'error';
+  const load = (path: string) => fetchModelFile(path, { onProgress: opts.onProgress, throttleMs: opts.throttleMs });
+  return {
+    device,
+    Tensor: ort.Tensor as unknown as Backend['Tensor'],
+    async createSession(model) {
+      const bytes = typeof model === 'string' ? await load(model) : model;
+      const session = await serially(() =>
+        ort.InferenceSession.create(bytes, {
+          executionProviders: [device],
+          graphOptimizationLevel: 'all',
+          logSeverityLevel: 3,
+        }),
+      );
+      // onnxruntime-web runs one session at a time (its WebGPU device and WASM heap are
+      // shared); overlapping run() calls of two models (chat and embeddings) can hang.
+      const run = session.run.bind(session) as (...a: unknown[]) => Promise<ort.InferenceSession.ReturnType>;
+      (session as { run: unknown }).run = (...args: unknown[]) => serially(() => run(...args));
+      return session as unknown as Awaited<ReturnType<Backend['createSession']>>;
+    },
+    async readText(path) {
+      return new TextDecoder().decode(await load(path));
+    },
+    /** A folder (last segment without a dot) exists when its config.json does. */
+    async exists(path) {
+      const last = path.replace(/\/+$/, '').split('/').pop() ?? '';
+      const probe = last.includes('.') ? path : `${path.replace(/\/+$/, '')}/config.json`;
+      return load(probe).then(
+        () => true,
+        () => false,
+      );
+    },
+  };
+}

@@ -1,0 +1,143 @@
+// hearth/browser: Hearth inside a browser tab. The engine runs on onnxruntime-web in a
+// dedicated Web Worker; MSW's service worker answers the page's own fetch('/v1/...')
+// (an unmodified openai SDK included) with the same router as the Node server.
+import { setupWorker } from 'msw/browser';
+import { createAccess } from '../../access/access.js';
+import { generateKey, isWellFormedKey } from '../../access/keys.js';
+import { createMemoryStore } from '../../access/memory-store.js';
+import { fetchModelFile } from '../../backends/web-cache.js';
+import type { WebDevice } from '../../backends/web.js';
+import { parseCatalog } from '../../engine/catalog.js';
+import { startBrowserEngine, type BrowserEngine, type LoadProgress } from '../../engine/client/browser.js';
+import type { CatalogEntry } from '../../engine/protocol.js';
+import { createRuntime, modelsSettled } from '../../runtime.js';
+import type { Runtime } from '../../types.js';
+import { handlersFor } from '../msw/handlers.js';
+
+export type { LoadProgress, WebDevice };
+export { clearModelCache, MODEL_CACHE } from '../../backends/web-cache.js';
+
+export interface StartHearthOptions {
+  /** `auto` (default): WebGPU when the browser grants an adapter, else WASM. */
+  device?: WebDevice | 'auto';
+  /** The key the in-page runtime accepts (same rules as Node: `svc_live_` + ≥ 32 base62).
+   * Default: a fresh random key, the only one accepted. */
+  apiKey?: string;
+  /** Where the API answers; default `${location.origin}/v1` (/generate and /health sit beside it). */
+  baseURL?: string;
+  /** Where the app serves `catalog.json` and the model folders it names (default `/models/`). */
+  modelsURL?: string;
+  /** Model ids to serve from that catalog (default: the fixtures svc/tiny-chat and svc/tiny-embed). */
+  models?: string[];
+  /** Or the catalog itself (sources are URLs or same-origin paths of model folders). */
+  catalog?: CatalogEntry[];
+  /** Where the app serves onnxruntime-web's dist files (.wasm and .mjs); default `/ort/`. */
+  wasmPaths?: string;
+  /** WASM threads (default: up to 4 when cross-origin isolated, else 1). */
+  numThreads?: number;
+  /** MSW's service worker script (`npx msw init <public dir>`); default `/mockServiceWorker.js`. */
+  serviceWorkerURL?: string;
+  /** Starts the engine worker. Default: worker/browser.ts through the bundler (Vite). */
+  createWorker?: () => Worker;
+  /** Load progress, per model, as files arrive; a last event per model with `done`. */
+  onProgress?: (p: LoadProgress) => void;
+  /** Resolve only once every model is ready or failed (default true). With false it
+   * resolves as soon as requests can be made; until a model is ready they get 503
+   * `model_not_ready` with the load progress in the message. */
+  waitForModels?: boolean;
+  /** Milliseconds between network chunks of model files: makes a load slow (tests). */
+  throttleMs?: number;
+}
+
+export interface Hearth {
+  /** Absolute: `http://host:port/v1`. */
+  baseURL: string;
+  apiKey: string;
+  device: WebDevice;
+  /** Model ids served. */
+  models: string[];
+  /** WASM threads in use (1 on WebGPU). */
+  threads: number;
+  /** Resolves once every model is ready or failed. */
+  ready: Promise<void>;
+  runtime: Runtime;
+  /** Stops answering requests and ends the engine worker. */
+  stop(): Promise<void>;
+  /** Makes the engine worker throw an uncaught error; calls in flight fail, and the next one gets a fresh worker. */
+  __crashWorkerForTests(): Promise<void>;
+}
+
+export const DEFAULT_MODELS = ['svc/tiny-chat', 'svc/tiny-embed'];
+
+export async function startHearth(options: StartHearthOptions = {}): Promise<Hearth> {
+  const origin = location.origin;
+  const baseURL = new URL(options.baseURL ?? '/v1', origin).href.replace(/\/+$/, '');
+  const apiKey = options.apiKey ?? generateKey();
+  if (!isWellFormedKey(apiKey)) {
+    throw new Error('apiKey must be "svc_live_" followed by 32 to 128 letters and digits');
+  }
+  const catalog = options.catalog ?? (await browserCatalog(options.modelsURL ?? '/models/', options.models ?? DEFAULT_MODELS));
+
+  const access = createAccess({ store: createMemoryStore() });
+  await access.addKey(apiKey, { name: 'page' });
+
+  const engine: BrowserEngine = await startBrowserEngine({
+    createWorker: options.createWorker ?? defaultWorker,
+    config: {
+      device: options.device ?? 'auto',
+      wasmPaths: new URL(options.wasmPaths ?? '/ort/', origin).href,
+      numThreads: options.numThreads,
+      throttleMs: options.throttleMs,
+    },
+    onProgress: options.onProgress,
+  });
+  const runtime = createRuntime({ engine, access, catalog });
+  const ready = modelsSettled(engine, 100).then(async () => {
+    for (const m of await engine.models()) {
+      options.onProgress?.({ model: m.id, file: '', loaded: 0, total: 0, fraction: 1, fromCache: false, done: true });
+    }
+  });
+
+  const msw = setupWorker(...handlersFor(runtime, baseURL));
+  await msw.start({
+    serviceWorker: { url: options.serviceWorkerURL ?? '/mockServiceWorker.js' },
+    onUnhandledRequest: 'bypass',
+    quiet: true,
+  });
+  if (options.waitForModels !== false) await ready;
+
+  return {
+    baseURL,
+    apiKey,
+    device: engine.info.device,
+    threads: engine.info.threads,
+    models: catalog.map((e) => e.id),
+    ready,
+    runtime,
+    async stop() {
+      msw.stop();
+      await runtime.close();
+    },
+    async __crashWorkerForTests() {
+      await engine.crashForTests();
+    },
+  };
+}
+
+function defaultWorker(): Worker {
+  return new Worker(new URL('../../../worker/browser.ts', import.meta.url), { type: 'module', name: 'hearth-engine' });
+}
+
+/** The catalog the app serves at `modelsURL` (cached like the weights), narrowed to `ids`. */
+export async function browserCatalog(modelsURL: string, ids: string[]): Promise<CatalogEntry[]> {
+  const url = new URL('catalog.json', new URL(modelsURL.replace(/\/*$/, '/'), location.href));
+  const text = new TextDecoder().decode(await fetchModelFile(url));
+  // transformers.js loads same-origin paths as local files; keep sources as paths.
+  const entries = parseCatalog(text, (source) => {
+    const u = new URL(source, url);
+    return u.origin === location.origin ? u.pathname : u.href;
+  });
+  const missing = ids.filter((id) => !entries.some((e) => e.id === id));
+  if (missing.length) throw new Error(`Not in ${url.href}: ${missing.join(', ')}`);
+  return ids.map((id) => entries.find((e) => e.id === id)!);
+}

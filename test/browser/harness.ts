@@ -1,0 +1,114 @@
+// Real headless Chromium (Debian's, through playwright-core; never a downloaded
+// browser) against the demo served by Vite's dev server, as `npm run demo` serves it.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { createServer, type ViteDevServer } from 'vite';
+import { demoConfig } from '../../demo/config.js';
+
+const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
+export const CHROMIUM = process.env.HEARTH_CHROMIUM ?? CANDIDATES.find((p) => existsSync(p));
+
+if (!CHROMIUM) {
+  console.warn(
+    `[browser tests] SKIPPED: no Chromium binary (looked for ${CANDIDATES.join(', ')}; set HEARTH_CHROMIUM). ` +
+      'Install Debian\'s `chromium` package to run them (.ci/run does).',
+  );
+}
+
+/** DESIGN.md's flags: headless, no sandbox (containers), no background traffic, WebGPU on SwiftShader. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--enable-unsafe-webgpu',
+];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DemoServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The demo on a free port of localhost (a secure context, so service workers work). */
+export async function startDemo(): Promise<DemoServer> {
+  const port = await freePort();
+  const server: ViteDevServer = await createServer({
+    ...demoConfig(),
+    configFile: false,
+    logLevel: process.env.HEARTH_BROWSER_LOG ? 'info' : 'error',
+    // No file watching or HMR: other work in the tree must not reload a page mid-test.
+    server: { ...demoConfig().server, port, strictPort: true, host: 'localhost', hmr: false, watch: { ignored: ['**/*'] } },
+  });
+  await server.listen();
+  return { url: `http://localhost:${port}/`, close: () => server.close() };
+}
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** A fresh profile each time: no service worker, cache or storage carried over. */
+export async function launch(): Promise<Browser> {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-chromium-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1200, height: 860 },
+  });
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface HearthInfo {
+  baseURL: string;
+  apiKey: string;
+  device: 'webgpu' | 'wasm';
+  models: string[];
+}
+
+/** Opens the demo and waits for `window.hearth`. Page errors and console errors are collected. */
+export async function openDemo(context: BrowserContext, url: string, timeout = 180_000): Promise<{ page: Page; info: HearthInfo; errors: string[] }> {
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+    if (process.env.HEARTH_BROWSER_LOG) console.log(`[page ${m.type()}] ${m.text()}`);
+  });
+  await page.goto(url);
+  page.on('response', async (r) => { if (process.env.HEARTH_BROWSER_LOG && r.status() >= 400) console.log('[response]', r.status(), r.url(), await r.text().catch(() => '?')); });
+  await page.waitForFunction(() => 'hearth' in window, undefined, { timeout });
+  const info = await page.evaluate(() => window.hearth, undefined);
+  return { page, info: info as HearthInfo, errors };
+}
+
+declare global {
+  interface Window {
+    hearth: Promise<HearthInfo>;
+  }
+}
