@@ -28,6 +28,8 @@ export interface EngineOptions {
 
 export function createEngine(backend: Backend, options: EngineOptions = {}): EngineApi {
   const hosts = new Map<string, ModelHost>();
+  /** Removed models still finishing their requests in flight. */
+  const retiring = new Set<ModelHost>();
 
   function ready(id: string, tasks: ModelTask[]): { host: ModelHost; model: LoadedModel } {
     const host = hosts.get(id);
@@ -87,7 +89,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     },
 
     async cancel(id: string) {
-      for (const h of hosts.values()) h.loaded?.scheduler?.cancel(id);
+      for (const h of [...hosts.values(), ...retiring]) h.loaded?.scheduler?.cancel(id);
     },
 
     async embed(req: EmbedRequest): Promise<EmbedResult> {
@@ -122,7 +124,12 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const host = hosts.get(id);
       if (!host) throw new EngineError('model_not_found', `The model \`${id}\` does not exist`, 'id');
       hosts.delete(id); // new requests: model_not_found from now on
-      await host.remove();
+      retiring.add(host); // its requests in flight can still be cancelled
+      try {
+        await host.remove();
+      } finally {
+        retiring.delete(host);
+      }
     },
 
     async redeploy(id: string, entry?: CatalogEntry) {

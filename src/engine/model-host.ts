@@ -1,5 +1,6 @@
 import type { Backend } from '../backends/types.js';
 import { isHubId } from './catalog.js';
+import { EngineError } from './errors.js';
 import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
 import { Encoder } from './models/encoder.js';
@@ -120,7 +121,11 @@ export class ModelHost {
         }
         return;
       }
-      if (old) await this.#drain(old);
+      if (old) {
+        await this.#drain(old, REDEPLOY_DRAIN_MS);
+        // Whatever still runs after the deadline is cut, so a stuck stream cannot hold a redeploy forever.
+        old.scheduler?.abortAll(new EngineError('model_not_ready', `${entry.id} was redeployed while this request ran; retry`, null, 1));
+      }
       if (this.#removed) return void this.#release(fresh);
       this.entry = entry;
       this.loaded = fresh;
@@ -141,6 +146,7 @@ export class ModelHost {
     this.loaded = undefined;
     if (!m) return;
     await this.#drain(m, deadlineMs);
+    m.scheduler?.abortAll(new EngineError('model_not_found', `${this.entry.id} was removed while this request ran`));
     await this.#release(m);
   }
 
@@ -194,5 +200,8 @@ export class ModelHost {
     return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }) };
   }
 }
+
+/** How long a redeploy lets the old instance's requests finish before cutting them. */
+export const REDEPLOY_DRAIN_MS = 5 * 60_000;
 
 const megabytes = (n: number) => `${(n / 1e6).toFixed(1)} MB`;

@@ -139,3 +139,19 @@ describe('validateCheckpoint', () => {
     expect(q4.problems).toEqual(['onnx/model_q4.onnx is missing (the dtype for cpu)']);
   });
 });
+
+describe('cancelling on a model being removed', () => {
+  it('still reaches a request in flight on a model that is being removed', async () => {
+    await engine.add(chat('svc/going', join(dir, 'tiny-chat')));
+    await until('svc/going', (m) => m?.status === 'ready');
+    const r = req('svc/going', { max_tokens: 1500, ignore_eos: true });
+    const tokens: number[] = [];
+    const inFlight = engine.generate(r, (ev) => tokens.push(...ev.token_ids));
+    while (tokens.length < 2) await new Promise((res) => setTimeout(res, 5));
+    const removing = engine.remove('svc/going');
+    await engine.cancel(r.id);
+    await expect(inFlight).rejects.toMatchObject({ code: 'cancelled' });
+    await removing;
+    expect(tokens.length).toBeLessThan(1500);
+  });
+});
