@@ -28,6 +28,9 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Milliseconds to wait for the first connection (default 5000). */
   connectTimeoutMs?: number;
+  /** Milliseconds to wait for any one reply before failing the call (default 5000): a
+   * redis that hangs makes requests fail, not hang. */
+  commandTimeoutMs?: number;
 }
 
 /** The URL with any user name and password taken out: safe to print. */
@@ -139,6 +142,7 @@ export class RedisStore implements AccessStore {
     const client = new Redis(url, {
       lazyConnect: true,
       connectTimeout: opts.connectTimeoutMs ?? 5000,
+      commandTimeout: opts.commandTimeoutMs ?? 5000,
       maxRetriesPerRequest: 3,
       // Reconnect with a short back-off once running; a lost connection fails requests
       // (maxRetriesPerRequest) rather than letting them pile up.

@@ -51,7 +51,7 @@ describe('rate limit on one server', () => {
     }
     // /health is free: still answered, and it takes no slot.
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
-  });
+  }, 180_000);
 
   it('a per-key limit overrides the server default; a stream counts once and is charged once', async () => {
     const key = await createKey(server.dataDir, ['--name', 'streamer', '--rate-limit', '3']);
@@ -66,7 +66,7 @@ describe('rate limit on one server', () => {
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await fetch(`${server.url}/v1/models`, { headers })).status);
     expect(statuses).toEqual([200, 200, 429]);
-  });
+  }, 180_000);
 });
 
 describe('spending cap on a real server', () => {
@@ -116,5 +116,5 @@ describe('spending cap on a real server', () => {
       const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${free}` }, body: chatBody(`Paid ${i}`) });
       expect(r.status).toBe(200);
     }
-  });
+  }, 180_000);
 });

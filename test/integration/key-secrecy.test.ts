@@ -136,7 +136,7 @@ describe('keys never reach logs or data files', () => {
     expectNoKeys('the CLI listings', listings, keys);
     console.log(`key secrecy (file): ${Object.keys(statuses).length + 1} kinds of request; searched the server output (${server.output().length} bytes) and ${files.length} data files`);
     fs.rmSync(dir, { recursive: true, force: true });
-  });
+  }, 180_000);
 
   it.skipIf(!haveRedis)('redis store: server output and every value in redis hold no key', async () => {
     if (!haveRedis) return console.warn(REDIS_MISSING);
@@ -168,5 +168,5 @@ describe('keys never reach logs or data files', () => {
     await client.quit();
     expect(dump).toContain('keyhash');
     expectNoKeys('redis', dump, [good, revoked]);
-  });
+  }, 180_000);
 });

@@ -52,7 +52,7 @@ describe.skipIf(!haveRedis)('two servers on one redis', () => {
       const body = (await r.json()) as { error: { type: string; code: string; message: string; param: unknown } };
       expect(body.error).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded', param: null });
     }
-  });
+  }, 180_000);
 
   it('spend recorded through both servers adds up in `hearth usage --json --store redis://…`', async () => {
     const key = await newKey(['--name', 'spender', '--sandbox', '--rate-limit', '1000']);
@@ -80,7 +80,7 @@ describe.skipIf(!haveRedis)('two servers on one redis', () => {
     console.log(`two servers, spend: 12 requests, ${prompt}+${completion} tokens delivered; usage says ${JSON.stringify(row)}`);
     expect(row).toMatchObject({ sandbox: true, requests: 12, prompt_tokens: prompt, completion_tokens: completion });
     expect(row.spend_usd as number).toBeCloseTo(spend, 9);
-  });
+  }, 180_000);
 
   it('keys list and revoke work on redis; both servers refuse a revoked key on its next request', async () => {
     const key = await newKey(['--name', 'doomed', '--rate-limit', '1000']);
@@ -98,5 +98,54 @@ describe.skipIf(!haveRedis)('two servers on one redis', () => {
     }
     const after = JSON.parse(await hearth(['keys', 'list', '--json', ...store()])) as Array<{ id: string; revoked: boolean }>;
     expect(after.find((k) => k.id === row.id)!.revoked).toBe(true);
+  }, 180_000);
+});
+
+describe.skipIf(!haveRedis)('a server whose redis stops answering', () => {
+  it('answers an error envelope (no hang, no crash) while redis is frozen, and serves again once it is back', async () => {
+    const redis = await startRedis();
+    const store = ['--store', redis.url];
+    const server = await startServer(store);
+    try {
+      await waitReady(server.url);
+      const key = (await hearth(['keys', 'create', ...store, '--name', 'outage'])).trim().split('\n').pop()!;
+      const headers = { authorization: `Bearer ${key}` };
+      expect((await fetch(`${server.url}/v1/models`, { headers })).status).toBe(200);
+
+      redis.proc.kill('SIGSTOP'); // frozen: connections stay open, nothing answers
+      const t0 = Date.now();
+      const res = await fetch(`${server.url}/v1/models`, { headers, signal: AbortSignal.timeout(30_000) });
+      const waited = Date.now() - t0;
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      const body = (await res.json()) as { error: { message: string; type: string; code: string } };
+      expect(body.error.type).toMatch(/error$/);
+      expect(waited).toBeLessThan(15_000);
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      console.log(`redis frozen: answered ${res.status} ${body.error.code} after ${waited} ms`);
+
+      redis.proc.kill('SIGCONT');
+      let status = 0;
+      for (const end = Date.now() + 20_000; Date.now() < end && status !== 200; await new Promise((r) => setTimeout(r, 200))) {
+        status = (await fetch(`${server.url}/v1/models`, { headers })).status;
+      }
+      expect(status).toBe(200);
+    } finally {
+      redis.proc.kill('SIGCONT');
+      expect(await server.stop()).toBe(0);
+      await redis.stop();
+    }
+  }, 180_000);
+});
+
+describe('the CLI on an unreachable redis', () => {
+  it('fails with a message that names the store but never its password', async () => {
+    const err = (await hearth(['keys', 'list', '--store', 'redis://admin:hunter2secret@127.0.0.1:1/0']).catch((e: unknown) => e)) as {
+      code?: number;
+      stderr?: string;
+      stdout?: string;
+    };
+    expect(err.code).not.toBe(0);
+    expect(String(err.stderr)).toMatch(/redis:\/\/127\.0\.0\.1:1\/0/);
+    expect(String(err.stderr) + String(err.stdout)).not.toContain('hunter2secret');
   });
 });
