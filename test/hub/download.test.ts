@@ -3,7 +3,7 @@
 // that never leave a half file under a whole file's name.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,22 @@ describe('hub downloads', () => {
     expect((await readdir(folder)).filter((f) => f.startsWith('tokenizer.json'))).toEqual([]);
     await downloadModel({ cacheDir, endpoint: mirror.url }, { repo: 'test-org/tiny-embed', task: 'embedding' });
     expect(await sha(join(folder, 'tokenizer.json'))).toBe(await sha(join(dir, 'tiny-embed', 'tokenizer.json')));
+  });
+
+  it('two downloads of the same repo at once write each file once, whole; a lock left by a dead process is taken over', async () => {
+    const cacheDir = await mkdtemp(join(tmpdir(), 'hearth-hub-'));
+    const onnxDir = join(cacheDir, 'test-org', 'tiny-chat', 'onnx');
+    await mkdir(onnxDir, { recursive: true });
+    await writeFile(join(onnxDir, 'model.onnx.lock'), '999999999'); // no such process
+    const from = mirror.log.length;
+    const opts = { cacheDir, endpoint: mirror.url };
+    await Promise.all([
+      downloadModel(opts, { repo: 'test-org/tiny-chat', task: 'chat' }),
+      downloadModel(opts, { repo: 'test-org/tiny-chat', task: 'chat' }),
+    ]);
+    expect(await sha(join(onnxDir, 'model.onnx'))).toBe(await sha(join(dir, 'tiny-chat', 'onnx', 'model.onnx')));
+    expect(await readdir(onnxDir)).toEqual(['model.onnx']);
+    expect(mirror.log.slice(from).filter((r) => r.path.endsWith('onnx/model.onnx') && !r.range)).toHaveLength(1);
   });
 
   it('says which repo and host when the repo does not exist', async () => {

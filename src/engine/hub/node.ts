@@ -13,7 +13,7 @@
 // which the next attempt resumes with a Range request. A file at its final name
 // is always whole.
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AutoTokenizer, ModelRegistry, env } from '@huggingface/transformers';
 import { onnxFileFor } from '../models/files.js';
@@ -118,6 +118,66 @@ export async function downloadFile(
   dest: string,
   opts: { optional?: boolean; onProgress?: (loaded: number, total: number, done: boolean) => void } = {},
 ): Promise<boolean> {
+  // One writer per file: this process (a Map) and others (a lock file naming the pid).
+  const prior = inProcess.get(dest);
+  if (prior) {
+    await prior.catch(() => undefined);
+    if (existsSync(dest)) return true;
+  }
+  const run = (async () => {
+    const release = await lockFile(`${dest}.lock`);
+    try {
+      if (existsSync(dest)) return true; // another process finished it meanwhile
+      return await fetchInto(url, dest, opts);
+    } finally {
+      await release();
+    }
+  })();
+  inProcess.set(dest, run);
+  try {
+    return await run;
+  } finally {
+    if (inProcess.get(dest) === run) inProcess.delete(dest);
+  }
+}
+
+const inProcess = new Map<string, Promise<boolean>>();
+
+/** Takes `path` as a lock (exclusive create, holding our pid); waits while a live process holds it. */
+async function lockFile(path: string): Promise<() => Promise<void>> {
+  await mkdir(dirname(path), { recursive: true });
+  for (;;) {
+    try {
+      const fh = await open(path, 'wx');
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      return () => rm(path, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const pid = Number(await readFile(path, 'utf8').catch(() => ''));
+    if (!(pid > 0) || pid === process.pid || !alive(pid)) {
+      await rm(path, { force: true }); // left by a process that died (or unreadable): take it over
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function fetchInto(
+  url: string,
+  dest: string,
+  opts: { optional?: boolean; onProgress?: (loaded: number, total: number, done: boolean) => void },
+): Promise<boolean> {
   const partial = `${dest}.partial`;
   await mkdir(dirname(dest), { recursive: true });
   let have = await stat(partial).then((s) => s.size, () => 0);
@@ -135,7 +195,7 @@ export async function downloadFile(
   if (res.status === 416 && have > 0) {
     // The .partial is as long as the file or longer: start again.
     await rm(partial, { force: true });
-    return downloadFile(url, dest, opts);
+    return fetchInto(url, dest, opts);
   }
   if (res.status !== 200 && res.status !== 206) {
     throw new DownloadError(`${url}: HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (a gated or private repo needs HF_TOKEN)' : ''}`);
@@ -146,7 +206,7 @@ export async function downloadFile(
     if (!m || Number(m[1]) !== have) {
       await res.body?.cancel();
       await rm(partial, { force: true });
-      return downloadFile(url, dest, opts);
+      return fetchInto(url, dest, opts);
     }
     total = Number(m[2]);
   } else {
