@@ -109,6 +109,13 @@ describe('hub models', () => {
       expect(emb.status).toBe(200);
       expect(((await emb.json()) as { data: { embedding: number[] }[] }).data[0]!.embedding).toHaveLength(1536);
 
+      // The CLI against the running server: it waits for the hub model to be ready.
+      const cli = await run(process.execPath, [
+        '--import', 'tsx', 'src/cli/main.ts', 'models', 'add', '--id', 'svc/hub-chat2', '--from', 'test-org/tiny-chat', '--url', server.url, '--key', admin,
+      ]);
+      expect(cli.stdout).toMatch(/svc\/hub-chat2: added on .*\n[\s\S]*svc\/hub-chat2: ready/);
+      expect((await health(server.url))['svc/hub-chat2']).toBe('ready');
+
       const bad = await post('/admin/models', { id: 'svc/nothing', from: 'test-org/does-not-exist' });
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('config.json');
