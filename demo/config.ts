@@ -50,10 +50,19 @@ function staticFiles(prefix: string, dir: string, allow: (rel: string) => boolea
   };
 }
 
-export function hearthDemoPlugin(): Plugin {
+export interface DemoOptions {
+  /** Tests: return false to answer a request with 503 instead (a network that refuses). */
+  gate?: (url: string) => boolean;
+}
+
+export function hearthDemoPlugin(opts: DemoOptions = {}): Plugin {
   const middlewares = (use: (fn: Connect.NextHandleFunction) => void) => {
-    use((_req, res, next) => {
+    use((req, res, next) => {
       for (const [k, v] of Object.entries(ISOLATION_HEADERS)) res.setHeader(k, v);
+      if (opts.gate && !opts.gate(req.url ?? '/')) {
+        res.statusCode = 503;
+        return res.end('refused by the test gate');
+      }
       next();
     });
     use(staticFiles('/ort/', ORT_DIST, (rel) => /^ort-wasm[\w.-]*\.(wasm|mjs)$/.test(rel)));
@@ -73,12 +82,12 @@ export function hearthDemoPlugin(): Plugin {
 }
 
 /** The demo app's Vite config (root demo/). */
-export function demoConfig(): UserConfig {
+export function demoConfig(opts: DemoOptions = {}): UserConfig {
   return {
     root: here,
     publicDir: join(here, 'public'),
     appType: 'mpa',
-    plugins: [hearthDemoPlugin()],
+    plugins: [hearthDemoPlugin(opts)],
     server: { fs: { allow: [REPO_ROOT] } },
     worker: { format: 'es' },
     optimizeDeps: {

@@ -8,6 +8,8 @@ declare global {
     hearth: Promise<{ baseURL: string; apiKey: string; device: 'webgpu' | 'wasm'; models: string[] }>;
     /** The full handle, for tests. */
     __hearth?: Hearth;
+    /** Every load-progress event so far (tests read it). */
+    __hearthProgress: LoadProgress[];
   }
 }
 
@@ -16,7 +18,9 @@ const forced = params.get('device');
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
 const progress = new Map<string, LoadProgress>();
+window.__hearthProgress = [];
 function showProgress(p: LoadProgress) {
+  window.__hearthProgress.push(p);
   progress.set(p.model, p);
   const all = [...progress.values()];
   const loaded = all.reduce((n, x) => n + (x.done ? 1 : Number.isNaN(x.fraction) ? 0 : x.fraction), 0);

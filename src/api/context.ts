@@ -117,7 +117,7 @@ export async function resolveModel(runtime: Runtime, id: string, use: TaskUse): 
     throw invalidRequest(`The model \`${id}\` is a ${m.task} model and does not serve ${WHAT[use]}.`, 'model');
   }
   if (m.status === 'failed') throw modelNotReady(id, 30, 'failed to load (see /status)');
-  if (m.status !== 'ready') throw modelNotReady(id);
+  if (m.status !== 'ready') throw modelNotReady(id, 1, m.detail ? `is ${m.status} (${m.detail})` : undefined);
   return m;
 }
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createServer, type ViteDevServer } from 'vite';
-import { demoConfig } from '../../demo/config.js';
+import { demoConfig, REPO_ROOT, type DemoOptions } from '../../demo/config.js';
 
 const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 export const CHROMIUM = process.env.HEARTH_CHROMIUM ?? CANDIDATES.find((p) => existsSync(p));
@@ -48,17 +48,26 @@ export interface DemoServer {
 }
 
 /** The demo on a free port of localhost (a secure context, so service workers work). */
-export async function startDemo(): Promise<DemoServer> {
+export async function startDemo(opts: DemoOptions = {}): Promise<DemoServer> {
   const port = await freePort();
+  // Its own dependency cache: test files run in parallel, and two optimizers sharing one folder race.
+  const cacheDir = mkdtempSync(join(tmpdir(), 'hearth-vite-'));
   const server: ViteDevServer = await createServer({
-    ...demoConfig(),
+    ...demoConfig(opts),
+    cacheDir,
     configFile: false,
     logLevel: process.env.HEARTH_BROWSER_LOG ? 'info' : 'error',
     // No file watching or HMR: other work in the tree must not reload a page mid-test.
     server: { ...demoConfig().server, port, strictPort: true, host: 'localhost', hmr: false, watch: { ignored: ['**/*'] } },
   });
   await server.listen();
-  return { url: `http://localhost:${port}/`, close: () => server.close() };
+  return {
+    url: `http://localhost:${port}/`,
+    async close() {
+      await server.close();
+      rmSync(cacheDir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface Browser {
@@ -96,8 +105,9 @@ export async function openDemo(context: BrowserContext, url: string, timeout = 1
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  // Network statuses (a 401 a test asked for) are the tests' business, not page errors.
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
     if (process.env.HEARTH_BROWSER_LOG) console.log(`[page ${m.type()}] ${m.text()}`);
   });
   await page.goto(url);
@@ -111,4 +121,19 @@ declare global {
   interface Window {
     hearth: Promise<HearthInfo>;
   }
+}
+
+const PAGE_CLIENT = `/@fs${join(REPO_ROOT, 'test/browser/page-client.ts')}`;
+
+type PageClient = typeof import('./page-client.js');
+
+/** Calls a function of page-client.ts inside the page (imported there through Vite). */
+export async function inPage<K extends keyof PageClient>(
+  page: Page,
+  fn: K,
+  ...args: Parameters<PageClient[K]>
+): Promise<Awaited<ReturnType<PageClient[K]>>> {
+  // A string, so the test runner's transform of import() does not reach the page.
+  const code = `import(${JSON.stringify(PAGE_CLIENT)}).then((m) => m[${JSON.stringify(fn)}](...${JSON.stringify(args)}))`;
+  return page.evaluate(code) as Promise<Awaited<ReturnType<PageClient[K]>>>;
 }

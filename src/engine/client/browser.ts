@@ -111,6 +111,11 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     restarting = (async () => {
       const next = await spawn();
       if (entries.length) await next.api.load(entries);
+      // Calls made meanwhile wait for the models to be back (from the cache: quick)
+      // rather than get 503s.
+      while ((await next.api.models()).some((m) => m.status === 'starting')) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
       current = next;
       restarting = null;
       opts.onRestart?.(crash);

@@ -1,0 +1,159 @@
+// Runs in the demo page (imported through Vite by the browser tests): an unmodified
+// openai SDK and plain fetch against the page's own origin, which MSW's service
+// worker answers in the tab.
+import OpenAI from 'openai';
+
+export interface Info {
+  apiKey: string;
+  baseURL: string;
+}
+
+const client = (info: Info, apiKey = info.apiKey) =>
+  new OpenAI({ baseURL: `${location.origin}/v1`, apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
+
+const CHAT = [{ role: 'user' as const, content: 'Hello!' }];
+
+/** Every endpoint once, greedy, as an application would call them. */
+export async function sdkFlow(info: Info) {
+  const sdk = client(info);
+  const models = (await sdk.models.list()).data.map((m) => m.id);
+  const chat = await sdk.chat.completions.create({ model: 'svc/tiny-chat', messages: CHAT, temperature: 0, max_tokens: 12 });
+  const stream = await sdk.chat.completions.create({
+    model: 'svc/tiny-chat',
+    messages: CHAT,
+    temperature: 0,
+    max_tokens: 12,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let streamed = '';
+  let chunks = 0;
+  let finish: string | null = null;
+  let usage: number | undefined;
+  for await (const c of stream) {
+    chunks++;
+    streamed += c.choices[0]?.delta.content ?? '';
+    finish = c.choices[0]?.finish_reason ?? finish;
+    if (c.usage) usage = c.usage.completion_tokens;
+  }
+  const completion = await sdk.completions.create({ model: 'svc/tiny-chat', prompt: 'Once upon a time', max_tokens: 8, temperature: 0 });
+  const emb = await sdk.embeddings.create({ model: 'svc/tiny-embed', input: ['The cat sat on the mat', 'A dog'] });
+  const vec = emb.data[0]!.embedding;
+  const generate = await fetch('/generate', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'Once upon a time', sampling_params: { max_new_tokens: 8, temperature: 0 } }),
+  });
+  let unauthorized: { status?: number; code?: unknown } = {};
+  try {
+    await client(info, `svc_live_${'Z'.repeat(40)}`).models.list();
+  } catch (e) {
+    const err = e as { status?: number; code?: unknown };
+    unauthorized = { status: err.status, code: err.code };
+  }
+  const health = await (await fetch('/health')).json();
+  return {
+    models,
+    chat: { text: chat.choices[0]!.message.content, finish: chat.choices[0]!.finish_reason, usage: chat.usage },
+    stream: { text: streamed, chunks, finish, usage },
+    completion: completion.choices[0]!.text,
+    embeddings: { count: emb.data.length, dim: vec.length, norm: Math.hypot(...vec) },
+    generate: { status: generate.status, body: await generate.json() },
+    unauthorized,
+    health,
+  };
+}
+
+/** Reads an SSE response, stamping each network chunk's arrival (ms since the request). */
+async function stamped(res: Response, t0: number) {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  const arrivals: { at: number; events: number }[] = [];
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const s = dec.decode(value, { stream: true });
+    text += s;
+    arrivals.push({ at: performance.now() - t0, events: (s.match(/^data: /gm) ?? []).length });
+  }
+  return { arrivals, text };
+}
+
+/** A long streamed /generate (ignore_eos): when did each piece arrive? */
+export async function generateStreamTiming(info: Info, tokens: number) {
+  const t0 = performance.now();
+  const res = await fetch('/generate', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      text: 'Once upon a time',
+      stream: true,
+      sampling_params: { max_new_tokens: tokens, temperature: 0, ignore_eos: true },
+    }),
+  });
+  const { arrivals, text } = await stamped(res, t0);
+  const events = text.split('\n\n').filter((e) => e.startsWith('data: {'));
+  const last = JSON.parse(events.at(-1)!.slice(6)) as { meta_info: { completion_tokens: number } };
+  return { status: res.status, arrivals, completionTokens: last.meta_info.completion_tokens, done: text.includes('data: [DONE]') };
+}
+
+/** The SDK's chat stream: arrival time of each content chunk. */
+export async function chatStreamTiming(info: Info) {
+  const t0 = performance.now();
+  const stream = await client(info).chat.completions.create({ model: 'svc/tiny-chat', messages: CHAT, temperature: 0, stream: true });
+  const at: number[] = [];
+  for await (const c of stream) if (c.choices[0]?.delta.content) at.push(performance.now() - t0);
+  return at;
+}
+
+/** A plain request, returning status and parsed body (for error checks). */
+export async function post(info: Info, path: string, body: unknown) {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, headers: Object.fromEntries(res.headers), body: json as Record<string, any> };
+}
+
+const CHAT_BODY = { model: 'svc/tiny-chat', messages: CHAT, temperature: 0 };
+
+/** The engine worker dies while a long generation is in flight; then the next request. */
+export async function crashDuringRequest(info: Info) {
+  const hearth = (window as unknown as { __hearth: { __crashWorkerForTests(): Promise<void> } }).__hearth;
+  const inflight = post(info, '/generate', {
+    text: 'Once upon a time',
+    sampling_params: { max_new_tokens: 1500, temperature: 0, ignore_eos: true },
+  });
+  await new Promise((r) => setTimeout(r, 500));
+  const t0 = performance.now();
+  await hearth.__crashWorkerForTests();
+  const failed = await inflight;
+  const failedAfterMs = performance.now() - t0;
+  const after = await post(info, '/v1/chat/completions', CHAT_BODY);
+  return { failed, failedAfterMs, after };
+}
+
+export async function greedyChat(info: Info) {
+  return post(info, '/v1/chat/completions', CHAT_BODY);
+}
+
+/** Asks until the model answers; records every 503 message seen meanwhile. */
+export async function chatWhileLoading(info: Info) {
+  const notReady: { message: string; retryAfter: string | undefined }[] = [];
+  for (let i = 0; i < 600; i++) {
+    const r = await post(info, '/v1/chat/completions', CHAT_BODY);
+    if (r.status !== 503) return { notReady, final: r };
+    notReady.push({ message: r.body.error.message, retryAfter: r.headers['retry-after'] });
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  throw new Error('the model never became ready');
+}
