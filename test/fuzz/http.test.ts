@@ -26,6 +26,7 @@ let key: string;
 let port: number;
 const counts: Record<string, number> = {};
 const statuses: Record<string, number> = {};
+let lastError = '';
 const count = (group: string, status: number | string) => {
   counts[group] = (counts[group] ?? 0) + 1;
   statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
@@ -85,6 +86,7 @@ async function send(group: string, method: string, path: string, headers: Record
   if (!res.headers.get('x-request-id')) throw new Error(`${group} ${method} ${path}: no x-request-id`);
   checkAnswer(`${group} ${method} ${path}`, res.status, res.headers.get('content-type'), text, method);
   count(group, res.status);
+  lastError = res.status >= 400 ? text : '';
   return res.status;
 }
 
@@ -380,6 +382,77 @@ describe('HTTP fuzz against a real server', () => {
       await healthy();
     }, 240_000);
   }
+
+  it('valid requests with odd text reach the engine and get well-formed answers', async () => {
+    const prompt = fc.oneof(oddUnicode, fc.string({ minLength: 1, maxLength: 40 }));
+    const temperature = fc.oneof(fc.constant(0), fc.double({ min: 0, max: 2, noNaN: true }));
+    const stops = fc.option(fc.array(prompt, { minLength: 1, maxLength: 4 }), { nil: undefined });
+    const valid = fc.oneof(
+      fc.record({
+        path: fc.constant('/v1/chat/completions'),
+        body: fc.record({
+          model: fc.constant('svc/tiny-chat'),
+          messages: fc.array(fc.record({ role: fc.constantFrom('system', 'user', 'assistant'), content: prompt }), { minLength: 1, maxLength: 3 }),
+          max_tokens: smallInt(1, 8),
+          temperature,
+          stop: stops,
+          n: smallInt(1, 2),
+          seed: fc.integer(),
+          logprobs: fc.boolean(),
+          stream: fc.boolean(),
+        }),
+      }),
+      fc.record({
+        path: fc.constant('/v1/completions'),
+        body: fc.record({
+          model: fc.constant('svc/tiny-chat'),
+          prompt: fc.oneof(prompt, fc.array(prompt, { minLength: 1, maxLength: 3 })),
+          max_tokens: smallInt(1, 8),
+          temperature,
+          echo: fc.boolean(),
+          logprobs: smallInt(0, 5),
+          stream: fc.boolean(),
+        }),
+      }),
+      fc.record({
+        path: fc.constant('/v1/embeddings'),
+        body: fc.record({
+          model: fc.constant('svc/tiny-embed'),
+          input: fc.oneof(prompt, fc.array(prompt, { minLength: 1, maxLength: 3 })),
+          encoding_format: fc.constantFrom('float', 'base64'),
+          dimensions: smallInt(1, 1536),
+        }),
+      }),
+      fc.record({
+        path: fc.constant('/generate'),
+        body: fc.record({
+          text: fc.oneof(prompt, fc.array(prompt, { minLength: 1, maxLength: 3 })),
+          sampling_params: fc.record({ max_new_tokens: smallInt(1, 8), temperature, top_k: smallInt(-1, 20), min_p: fc.double({ min: 0, max: 1, noNaN: true }), stop: stops }),
+          return_logprob: fc.boolean(),
+          stream: fc.boolean(),
+        }),
+      }),
+    );
+    let ok = 0;
+    let all = 0;
+    const refusals: Record<string, number> = {};
+    await fc.assert(
+      fc.asyncProperty(valid, async ({ path, body }) => {
+        const status = await send('valid', 'POST', path, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, JSON.stringify(body));
+        all++;
+        if (status === 200) ok++;
+        else if (status !== 400) throw new Error(`a valid ${path} request got ${status}`);
+        else {
+          const e = (JSON.parse(lastError) as { error: { code: string; param: string | null } }).error;
+          refusals[`${e.code}(${e.param})`] = (refusals[`${e.code}(${e.param})`] ?? 0) + 1;
+        }
+      }),
+      params(400),
+    );
+    console.log(`fuzz: valid requests with odd text: ${ok} of ${all} answered 200; 400s: ${JSON.stringify(refusals)}`);
+    expect(ok).toBeGreaterThan(all / 2);
+    await healthy();
+  }, 240_000);
 
   it('random and malformed JSON bodies, lying content types', async () => {
     const endpoint = fc.constantFrom(...Object.keys(ENDPOINTS));
