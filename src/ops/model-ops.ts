@@ -168,3 +168,36 @@ export class ModelOps implements ModelAdmin {
     return () => unwatchFile(file, onChange);
   }
 }
+
+/** Logs each model's status changes (starting → ready, failed with the reason, redeploying) as they happen. */
+export function logModelStates(
+  engine: EngineApi,
+  log: (level: 'info' | 'error', msg: string, fields: Record<string, unknown>) => void,
+  intervalMs = 500,
+): () => void {
+  const seen = new Map<string, string>();
+  let busy = false;
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const models = await engine.models();
+      for (const m of models) {
+        const key = `${m.status}|${m.status === 'failed' ? (m.detail ?? '') : ''}`;
+        if (seen.get(m.id) === key) continue;
+        seen.set(m.id, key);
+        if (m.status === 'failed') log('error', 'model failed', { model: m.id, reason: m.detail });
+        else log('info', `model ${m.status}`, { model: m.id, ...(m.detail ? { detail: m.detail } : {}) });
+      }
+      for (const id of [...seen.keys()]) if (!models.some((m) => m.id === id)) seen.delete(id);
+    } catch {
+      // the engine is restarting: try again next time
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), intervalMs);
+  timer.unref();
+  void tick();
+  return () => clearInterval(timer);
+}

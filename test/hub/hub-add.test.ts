@@ -92,6 +92,14 @@ describe('hub models', () => {
         data: { id: string; detail: string }[];
       };
       expect(list.data.find((m) => m.id === 'svc/hub-embed')!.detail).toMatch(/cut at \d+ of 2643005 bytes/);
+      await new Promise((r) => setTimeout(r, 600)); // the state log polls twice a second
+      const failedLine = server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg?: string; model?: string; reason?: string; level?: string })
+        .find((l) => l.msg === 'model failed' && l.model === 'svc/hub-embed');
+      expect(failedLine).toMatchObject({ level: 'error', reason: expect.stringMatching(/cut at/) });
       const folder = join(dataDir, 'hub', 'test-org', 'tiny-embed', 'onnx');
       expect(await readdir(folder)).toEqual(['model.onnx.partial']);
 

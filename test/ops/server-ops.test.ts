@@ -68,6 +68,7 @@ describe('a running server', () => {
       expect(line).toMatchObject({ level: 'info', method: 'POST', route: '/v1/chat/completions', status: 200, service: 'hearth' });
       expect(typeof line!.time).toBe('string');
       expect(lines.some((l) => l.status === 401 && l.route === '/v1/models')).toBe(true);
+      expect(lines).toContainEqual(expect.objectContaining({ msg: 'model ready', model: 'svc/tiny-chat' }));
       expect(server.output()).not.toContain(key);
       expect(server.output()).not.toContain(key.slice(9, 30));
       expect(server.output()).not.toContain('scrape-me');

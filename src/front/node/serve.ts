@@ -11,7 +11,7 @@ import type { Runtime } from '../../types.js';
 import { readIncidents } from '../../ops/incidents.js';
 import { createLogger, observers, requestLogger } from '../../ops/logger.js';
 import { createMetrics } from '../../ops/metrics.js';
-import { hubCacheDir, ModelOps } from '../../ops/model-ops.js';
+import { hubCacheDir, logModelStates, ModelOps } from '../../ops/model-ops.js';
 import { loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
 import { defaultCatalogFile } from './paths.js';
@@ -71,6 +71,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     incidents: () => readIncidents(dataDir),
   };
   const stopWatching = ops.watch();
+  const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
   const app = createRouter(runtime, { maxBodyBytes: opts.maxBodyBytes });
 
   const server = await new Promise<ServerType>((resolve) => {
@@ -103,6 +104,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
         await Promise.race([drained, deadline]);
         clearInterval(sweep);
         stopWatching();
+        stopStateLog();
         if (!finished) logger.warn({ after_ms: Date.now() - started }, 'drain deadline reached: cutting the remaining connections');
         else logger.info({ after_ms: Date.now() - started }, 'drained');
         http.closeAllConnections?.();
