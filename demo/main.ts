@@ -17,6 +17,9 @@ const params = new URLSearchParams(location.search);
 const forced = params.get('device');
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
+// Nothing submits natively, even before the runtime is up.
+$('chat-form').addEventListener('submit', (ev) => ev.preventDefault());
+
 const progress = new Map<string, LoadProgress>();
 window.__hearthProgress = [];
 function showProgress(p: LoadProgress) {
@@ -26,8 +29,8 @@ function showProgress(p: LoadProgress) {
   const loaded = all.reduce((n, x) => n + (x.done ? 1 : Number.isNaN(x.fraction) ? 0 : x.fraction), 0);
   $<HTMLProgressElement>('load-bar').value = loaded / Math.max(1, all.length);
   const mb = all.reduce((n, x) => n + x.loaded, 0) / 1e6;
-  const cached = all.length > 0 && all.every((x) => x.fromCache || x.done);
-  $('load-text').textContent = `${all.filter((x) => x.done).length} of ${all.length} ready · ${mb.toFixed(1)} MB${cached ? ' (cache)' : ''}`;
+  const cached = all.length > 0 && all.every((x) => x.fromCache);
+  $('load-text').textContent = `${all.filter((x) => x.done).length} of ${all.length} ready · ${mb.toFixed(1)} MB${cached ? ' from the cache' : ''}`;
 }
 
 const started = startHearth({
@@ -57,7 +60,10 @@ async function ui(h: Hearth) {
   badge.className = `badge ${h.device}`;
   const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: h.apiKey, dangerouslyAllowBrowser: true });
 
-  h.ready.then(() => $('loading').classList.add('done'));
+  h.ready.then(() => {
+    $('loading').classList.add('done');
+    $('load-title').textContent = 'Models loaded';
+  });
   void refreshStatus();
   setInterval(refreshStatus, 3000);
 
@@ -67,10 +73,11 @@ async function ui(h: Hearth) {
     select.add(new Option(m.id, m.id));
   }
   const embedModel = models.find((x) => (x as unknown as { task: string }).task === 'embedding')?.id;
+  $<HTMLButtonElement>('send').disabled = false;
+  $<HTMLButtonElement>('compare').disabled = false;
 
   const history: { role: 'user' | 'assistant'; content: string }[] = [];
-  $('chat-form').addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  $('chat-form').addEventListener('submit', async () => {
     const input = $<HTMLInputElement>('prompt');
     const text = input.value.trim();
     if (!text) return;
@@ -96,7 +103,7 @@ async function ui(h: Hearth) {
         if (delta) {
           first ||= performance.now();
           chunks++;
-          out.textContent += delta;
+          out.textContent = (out.textContent + delta).trimStart();
           $('log').scrollTop = $('log').scrollHeight;
         }
         if (chunk.usage) usage = chunk.usage.completion_tokens;

@@ -81,6 +81,11 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   const access = createAccess({ store: createMemoryStore() });
   await access.addKey(apiKey, { name: 'page' });
 
+  const last = new Map<string, LoadProgress>();
+  const onProgress = (p: LoadProgress) => {
+    last.set(p.model, p);
+    options.onProgress?.(p);
+  };
   const engine: BrowserEngine = await startBrowserEngine({
     createWorker: options.createWorker ?? defaultWorker,
     config: {
@@ -89,12 +94,21 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
       numThreads: options.numThreads,
       throttleMs: options.throttleMs,
     },
-    onProgress: options.onProgress,
+    onProgress,
   });
   const runtime = createRuntime({ engine, access, catalog });
   const ready = modelsSettled(engine, 100).then(async () => {
     for (const m of await engine.models()) {
-      options.onProgress?.({ model: m.id, file: '', loaded: 0, total: 0, fraction: 1, fromCache: false, done: true });
+      const p = last.get(m.id);
+      options.onProgress?.({
+        model: m.id,
+        file: '',
+        loaded: p?.loaded ?? 0,
+        total: p?.total ?? 0,
+        fraction: m.status === 'ready' ? 1 : (p?.fraction ?? 0),
+        fromCache: p?.fromCache ?? false,
+        done: true,
+      });
     }
   });
 
