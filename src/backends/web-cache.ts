@@ -101,6 +101,18 @@ async function readAll(res: Response, url: string, total: number, opts: CachedFe
   return out;
 }
 
+/** Whether a model file can be had (in the cache, or a HEAD request succeeds), without reading it. */
+export async function modelFileExists(url: string | URL, opts: Pick<CachedFetchOptions, 'noCache'> = {}): Promise<boolean> {
+  const href = absoluteURL(url);
+  const cache = await openCache(opts.noCache);
+  if (await cache?.match(href)) return true;
+  try {
+    return (await fetch(href, { method: 'HEAD' })).ok;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A `fetch` for libraries that fetch model files themselves (transformers.js's
  * tokenizer loader): the same cache-first path, answered as a Response.

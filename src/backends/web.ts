@@ -5,7 +5,7 @@
 import * as ort from 'onnxruntime-web';
 import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
-import { fetchModelFile, type FileProgress } from './web-cache.js';
+import { fetchModelFile, modelFileExists, type FileProgress } from './web-cache.js';
 
 export type WebDevice = Extract<Device, 'webgpu' | 'wasm'>;
 
@@ -79,10 +79,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
     async exists(path) {
       const last = path.replace(/\/+$/, '').split('/').pop() ?? '';
       const probe = last.includes('.') ? path : `${path.replace(/\/+$/, '')}/config.json`;
-      return load(probe).then(
-        () => true,
-        () => false,
-      );
+      return modelFileExists(probe);
     },
   };
 }

@@ -62,7 +62,9 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     if (!entry) return;
     const perFile = files.get(entry.id) ?? new Map();
     files.set(entry.id, perFile);
-    perFile.set(p.url, { loaded: p.loaded, total: p.total || p.loaded, fromCache: p.fromCache });
+    // A file read again (from the cache) after it came over the network still counts as network.
+    const fromCache = (perFile.get(p.url)?.fromCache ?? true) && p.fromCache;
+    perFile.set(p.url, { loaded: p.loaded, total: p.total || p.loaded, fromCache });
     const sum = summary(entry.id);
     opts.onProgress?.({ model: entry.id, file: p.url, ...sum, done: false });
   }
