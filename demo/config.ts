@@ -95,6 +95,6 @@ export function demoConfig(opts: DemoOptions = {}): UserConfig {
       include: ['msw/browser', 'openai', 'comlink', 'onnxruntime-web', '@huggingface/transformers', 'hono', 'zod'],
     },
     build: { outDir: join(REPO_ROOT, 'dist/demo'), emptyOutDir: true, target: 'es2022' },
-    logLevel: 'warn',
+    logLevel: 'info',
   };
 }

@@ -139,7 +139,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
 }
 
 function defaultWorker(): Worker {
-  return new Worker(new URL('../../../worker/browser.ts', import.meta.url), { type: 'module', name: 'hearth-engine' });
+  return new Worker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name: 'hearth-engine' });
 }
 
 /** The catalog the app serves at `modelsURL` (cached like the weights), narrowed to `ids`. */
