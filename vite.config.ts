@@ -1,3 +1,4 @@
+/// <reference types="vitest/config" />
 import { defineConfig } from 'vite';
 import { demoConfig, REPO_ROOT } from './demo/config.js';
 
