@@ -1,6 +1,7 @@
 // The demo page: Hearth in this tab, used through the unmodified openai SDK.
 import OpenAI from 'openai';
-import { startHearth, type Hearth, type LoadProgress } from '../src/front/browser/index.js';
+import { browserCatalog, DEFAULT_MODELS, startHearth, type Hearth, type LoadProgress } from '../src/front/browser/index.js';
+import type { CatalogEntry } from '../src/engine/protocol.js';
 
 declare global {
   interface Window {
@@ -33,13 +34,32 @@ function showProgress(p: LoadProgress) {
   $('load-text').textContent = `${all.filter((x) => x.done).length} of ${all.length} ready · ${mb.toFixed(1)} MB${cached ? ' from the cache' : ''}`;
 }
 
-const started = startHearth({
+/** `?hubModel=org/name[&hubTask=chat|embedding][&hub=mirror URL]`: also serve a hub repo, fetched into the Cache API. */
+async function catalog(): Promise<CatalogEntry[] | undefined> {
+  const repo = params.get('hubModel');
+  if (!repo) return undefined;
+  const task = params.get('hubTask') === 'embedding' ? 'embedding' : 'chat';
+  const entry: CatalogEntry = {
+    id: `svc/hub-${repo.split('/').pop()}`,
+    task,
+    class: 'hub',
+    context_length: task === 'chat' ? 2048 : 512,
+    source: repo,
+    dtype: { webgpu: 'fp32', wasm: 'fp32' },
+    price: { input_per_1m: 0, output_per_1m: 0 },
+  };
+  return [...(await browserCatalog('/models/', DEFAULT_MODELS)), entry];
+}
+
+const started = catalog().then((list) => startHearth({
+  catalog: list,
+  hubURL: params.get('hub') ?? undefined,
   device: forced === 'webgpu' || forced === 'wasm' ? forced : 'auto',
   apiKey: params.get('key') ?? undefined,
   throttleMs: params.has('throttle') ? Number(params.get('throttle')) : undefined,
   waitForModels: !params.has('nowait'),
   onProgress: showProgress,
-});
+}));
 window.hearth = started.then((h) => {
   window.__hearth = h;
   return { baseURL: h.baseURL, apiKey: h.apiKey, device: h.device, models: h.models };

@@ -2,7 +2,7 @@
 // never blocks the page. The page drives it through comlink (src/engine/client/browser.ts).
 // Same engine as Node; the backend is onnxruntime-web (WebGPU or WASM).
 import { env } from '@huggingface/transformers';
-import { cachedFetch, type FileProgress } from '../src/backends/web-cache.js';
+import { cachedFetch, hubFolder, setHubEndpoint, type FileProgress } from '../src/backends/web-cache.js';
 import { detectWebDevice, defaultThreads, webBackend, type WebDevice } from '../src/backends/web.js';
 import { createEngine } from '../src/engine/engine.js';
 import { EngineError } from '../src/engine/errors.js';
@@ -16,6 +16,8 @@ export interface WorkerConfig {
   wasmPaths: string;
   numThreads?: number;
   throttleMs?: number;
+  /** Where hub repo ids are fetched from (default https://huggingface.co). */
+  hubURL?: string;
 }
 
 export interface WorkerInfo {
@@ -51,8 +53,11 @@ const api: BrowserWorkerApi = {
     env.fetch = cachedFetch({ onProgress: progress, throttleMs: config.throttleMs });
     const onnx = env.backends.onnx as { wasm?: { wasmPaths?: unknown } };
     if (onnx.wasm) onnx.wasm.wasmPaths = config.wasmPaths; // its own onnxruntime-web: never a CDN
+    if (config.hubURL) setHubEndpoint(config.hubURL);
     engine = createEngine(
       webBackend({ device, wasmPaths: config.wasmPaths, numThreads: threads, onProgress: progress, throttleMs: config.throttleMs }),
+      // Hub files are fetched on demand from the hub into the Cache API, like any model file.
+      { hub: { fetch: async (entry) => hubFolder(entry.source) } },
     );
     return { device, threads, crossOriginIsolated: self.crossOriginIsolated === true };
   },

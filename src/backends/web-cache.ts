@@ -34,6 +34,28 @@ export function absoluteURL(url: string | URL): string {
   return new URL(String(url), base()).href;
 }
 
+/** Hub repos' folders appear to the engine (and transformers.js) as same-origin paths under this prefix. */
+export const HUB_PREFIX = '/_hearth/hub/';
+let hubEndpoint = 'https://huggingface.co';
+
+/** Where hub files come from (the hub, or a mirror with the same /{repo}/resolve/main/{file} layout). */
+export function setHubEndpoint(url: string): void {
+  hubEndpoint = new URL(url, base()).href.replace(/\/+$/, '');
+}
+
+/** The folder path standing for a hub repo id. */
+export function hubFolder(repo: string): string {
+  return `${HUB_PREFIX}${repo}`;
+}
+
+/** The real URL of a file: hub folder paths map to `${endpoint}/${org}/${name}/resolve/main/${file}`. */
+function sourceURL(href: string): string {
+  const u = new URL(href);
+  if (u.origin !== new URL(base()).origin || !u.pathname.startsWith(HUB_PREFIX)) return href;
+  const [org, name, ...file] = u.pathname.slice(HUB_PREFIX.length).split('/');
+  return `${hubEndpoint}/${org}/${name}/resolve/main/${file.join('/')}`;
+}
+
 async function openCache(noCache?: boolean): Promise<Cache | undefined> {
   if (noCache || typeof caches === 'undefined') return undefined;
   try {
@@ -48,12 +70,13 @@ async function openCache(noCache?: boolean): Promise<Cache | undefined> {
  * (then stored). Throws with the URL and status when the file cannot be had.
  */
 export async function fetchModelFile(url: string | URL, opts: CachedFetchOptions = {}): Promise<Uint8Array> {
-  const href = absoluteURL(url);
+  const asked = absoluteURL(url);
+  const href = sourceURL(asked);
   const cache = await openCache(opts.noCache);
   const hit = await cache?.match(href);
   if (hit) {
     const bytes = new Uint8Array(await hit.arrayBuffer());
-    opts.onProgress?.({ url: href, loaded: bytes.byteLength, total: bytes.byteLength, done: true, fromCache: true });
+    opts.onProgress?.({ url: asked, loaded: bytes.byteLength, total: bytes.byteLength, done: true, fromCache: true });
     return bytes;
   }
   let res: Response;
@@ -64,13 +87,13 @@ export async function fetchModelFile(url: string | URL, opts: CachedFetchOptions
   }
   if (!res.ok) throw new Error(`Could not fetch ${href}: HTTP ${res.status}`);
   const total = Number(res.headers.get('content-length') ?? 0) || 0;
-  const bytes = await readAll(res, href, total, opts);
+  const bytes = await readAll(res, asked, total, opts);
   if (cache) {
     const headers = new Headers({ 'content-type': res.headers.get('content-type') ?? 'application/octet-stream' });
     headers.set('content-length', String(bytes.byteLength));
     await cache.put(href, new Response(bytes as BodyInit, { headers })).catch(() => undefined); // quota: serve uncached
   }
-  opts.onProgress?.({ url: href, loaded: bytes.byteLength, total: total || bytes.byteLength, done: true, fromCache: false });
+  opts.onProgress?.({ url: asked, loaded: bytes.byteLength, total: total || bytes.byteLength, done: true, fromCache: false });
   return bytes;
 }
 
@@ -103,7 +126,7 @@ async function readAll(res: Response, url: string, total: number, opts: CachedFe
 
 /** Whether a model file can be had (in the cache, or a HEAD request succeeds), without reading it. */
 export async function modelFileExists(url: string | URL, opts: Pick<CachedFetchOptions, 'noCache'> = {}): Promise<boolean> {
-  const href = absoluteURL(url);
+  const href = sourceURL(absoluteURL(url));
   const cache = await openCache(opts.noCache);
   if (await cache?.match(href)) return true;
   try {

@@ -1,11 +1,11 @@
 // Real headless Chromium (Debian's, through playwright-core; never a downloaded
 // browser) against the demo served by Vite's dev server, as `npm run demo` serves it.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createServer, type ViteDevServer } from 'vite';
+import { createServer, type Plugin, type ViteDevServer } from 'vite';
 import { demoConfig, REPO_ROOT, type DemoOptions } from '../../demo/config.js';
 
 const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -48,12 +48,38 @@ export interface DemoServer {
 }
 
 /** The demo on a free port of localhost (a secure context, so service workers work). */
+/** A stand-in for the hub: /mirror/{org}/{name}/resolve/main/{file} serves models/fixtures/{name}/{file}. */
+function hubMirror(): Plugin {
+  return {
+    name: 'test-hub-mirror',
+    configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        const m = /^\/mirror\/[\w.-]+\/([\w.-]+)\/resolve\/main\/([\w./-]+)$/.exec((req.url ?? '').split('?')[0]!);
+        if (!m || m[2]!.includes('..')) return next();
+        const file = join(REPO_ROOT, 'models/fixtures', m[1]!, m[2]!);
+        mirrorHits.push(req.url!);
+        if (!existsSync(file)) {
+          res.statusCode = 404;
+          return res.end();
+        }
+        res.setHeader('Content-Length', String(statSync(file).size));
+        if (req.method === 'HEAD') return res.end();
+        res.end(readFileSync(file));
+      });
+    },
+  };
+}
+
+/** Requests the hub mirror answered. */
+export const mirrorHits: string[] = [];
+
 export async function startDemo(opts: DemoOptions = {}): Promise<DemoServer> {
   const port = await freePort();
   // Its own dependency cache: test files run in parallel, and two optimizers sharing one folder race.
   const cacheDir = mkdtempSync(join(tmpdir(), 'hearth-vite-'));
   const server: ViteDevServer = await createServer({
     ...demoConfig(opts),
+    plugins: [...(demoConfig(opts).plugins ?? []), hubMirror()],
     cacheDir,
     configFile: false,
     logLevel: process.env.HEARTH_BROWSER_LOG ? 'info' : 'error',

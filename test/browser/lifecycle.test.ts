@@ -2,7 +2,7 @@
 // with the network refusing, an engine worker that dies mid-request and comes back,
 // and requests made while a model loads (503 with the progress).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, inPage, launch, openDemo, startDemo, type Browser, type DemoServer } from './harness.js';
+import { CHROMIUM, inPage, launch, mirrorHits, openDemo, startDemo, type Browser, type DemoServer } from './harness.js';
 
 const suite = CHROMIUM ? describe : describe.skip;
 
@@ -85,6 +85,35 @@ suite('the in-tab runtime over its life', () => {
     expect(typeof r.failed.body.error.message).toBe('string');
     expect(r.after.status).toBe(200);
     expect(r.after.body.choices[0].message.content).toBe(before.body.choices[0].message.content);
+    await page.close();
+  }, 240_000);
+});
+
+suite('a model from the hub', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await launch();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('is fetched file by file from the hub (a local mirror here) into the Cache API, and answers like the same model served locally', async () => {
+    const hub = `${server.url}mirror`;
+    const { page, info } = await openDemo(browser.context, `${server.url}?device=wasm&hubModel=svc/tiny-chat&hub=${encodeURIComponent(hub)}`);
+    expect(info.models).toEqual(['svc/tiny-chat', 'svc/tiny-embed', 'svc/hub-tiny-chat']);
+    expect(mirrorHits.some((u) => u.endsWith('/svc/tiny-chat/resolve/main/onnx/model.onnx'))).toBe(true);
+    const local = await inPage(page, 'post', info, '/v1/chat/completions', { model: 'svc/tiny-chat', messages: [{ role: 'user', content: 'Hello!' }], temperature: 0 });
+    const fromHub = await inPage(page, 'post', info, '/v1/chat/completions', { model: 'svc/hub-tiny-chat', messages: [{ role: 'user', content: 'Hello!' }], temperature: 0 });
+    expect(fromHub.status).toBe(200);
+    expect(fromHub.body.choices[0].message.content).toBe(local.body.choices[0].message.content);
+    const cached = (await page.evaluate(
+      'caches.open("hearth-models-v1").then((c) => c.keys()).then((ks) => ks.map((r) => r.url))',
+    )) as string[];
+    expect(cached).toContain(`${hub}/svc/tiny-chat/resolve/main/onnx/model.onnx`);
+    expect(cached).toContain(`${hub}/svc/tiny-chat/resolve/main/tokenizer.json`);
     await page.close();
   }, 240_000);
 });

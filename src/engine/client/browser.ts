@@ -4,7 +4,8 @@
 // It also tracks load progress, which shows in models()' `detail` (and so in the
 // 503 a request gets while its model is still loading).
 import type { WorkerConfig, WorkerInfo, BrowserWorkerApi } from '../../../worker/browser.js';
-import type { FileProgress } from '../../backends/web-cache.js';
+import { hubFolder, type FileProgress } from '../../backends/web-cache.js';
+import { isHubId } from '../catalog.js';
 import { EngineError } from '../errors.js';
 import type { CatalogEntry, EngineApi, ModelState } from '../protocol.js';
 import { Comlink, generateInOrder } from '../rpc.js';
@@ -54,7 +55,10 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
 
   function modelOf(url: string): CatalogEntry | undefined {
     const path = new URL(url).pathname;
-    return entries.find((e) => path.startsWith(new URL(e.source.replace(/\/*$/, '/'), url).pathname));
+    return entries.find((e) => {
+      const folder = isHubId(e.source) ? hubFolder(e.source) : e.source;
+      return path.startsWith(new URL(folder.replace(/\/*$/, '/'), url).pathname);
+    });
   }
 
   function onFile(p: FileProgress) {

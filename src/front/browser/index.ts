@@ -47,6 +47,9 @@ export interface StartHearthOptions {
   waitForModels?: boolean;
   /** Milliseconds between network chunks of model files: makes a load slow (tests). */
   throttleMs?: number;
+  /** Catalog entries whose source is a hub repo id are fetched from here, file by file, into
+   * the Cache API (default https://huggingface.co; a mirror needs the /{repo}/resolve/main/{file} layout). */
+  hubURL?: string;
 }
 
 export interface Hearth {
@@ -93,6 +96,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
       wasmPaths: new URL(options.wasmPaths ?? '/ort/', origin).href,
       numThreads: options.numThreads,
       throttleMs: options.throttleMs,
+      hubURL: options.hubURL,
     },
     onProgress,
   });
