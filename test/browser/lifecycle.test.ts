@@ -85,6 +85,14 @@ suite('the in-tab runtime over its life', () => {
     expect(typeof r.failed.body.error.message).toBe('string');
     expect(r.after.status).toBe(200);
     expect(r.after.body.choices[0].message.content).toBe(before.body.choices[0].message.content);
+
+    // A stream already under way ends with an error event rather than hanging.
+    const s = await inPage(page, 'crashDuringStream', info);
+    expect(s.status).toBe(200);
+    expect(s.events).toBeGreaterThan(1);
+    const last = s.last === 'data: [DONE]' ? s.last : JSON.parse(s.last.slice(6));
+    expect(last).toMatchObject({ error: { type: 'server_error' } });
+    expect((await inPage(page, 'greedyChat', info)).status).toBe(200);
     await page.close();
   }, 240_000);
 });

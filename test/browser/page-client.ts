@@ -157,3 +157,24 @@ export async function chatWhileLoading(info: Info) {
   }
   throw new Error('the model never became ready');
 }
+
+/** The engine worker dies while a chat stream is being read: what the stream ends with. */
+export async function crashDuringStream(info: Info) {
+  const hearth = (window as unknown as { __hearth: { __crashWorkerForTests(): Promise<void> } }).__hearth;
+  const res = await fetch('/generate', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'Once upon a time', stream: true, sampling_params: { max_new_tokens: 1500, temperature: 0, ignore_eos: true } }),
+  });
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let text = dec.decode((await reader.read()).value, { stream: true });
+  await hearth.__crashWorkerForTests();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += dec.decode(value, { stream: true });
+  }
+  const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
+  return { status: res.status, last: events.at(-1) ?? '', events: events.length };
+}
