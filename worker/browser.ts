@@ -72,6 +72,15 @@ const api: BrowserWorkerApi = {
   cancel: async (id) => engine?.cancel(id),
   embed: (req) => started().embed(req),
   dispose: async () => engine?.dispose(),
+  // Model operations: createEngine's engine has them all.
+  add: (entry) => ops().add(entry),
+  remove: (id) => ops().remove(id),
+  redeploy: (id, entry) => ops().redeploy(id, entry),
+  stats: () => ops().stats(),
 };
+
+function ops(): Required<EngineApi> {
+  return started() as Required<EngineApi>;
+}
 
 exposeEngine(api, self as unknown as Comlink.Endpoint);

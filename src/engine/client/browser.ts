@@ -159,6 +159,21 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     cancel: (id) => call((api) => api.cancel(id)),
     embed: (req) => call((api) => api.embed(req)),
     dispose: () => call((api) => api.dispose()),
+    add: (entry) =>
+      call((api) => ops(api).add(entry)).then((state) => {
+        entries = [...entries.filter((e) => e.id !== entry.id), entry];
+        return state;
+      }),
+    remove: (id) =>
+      call((api) => ops(api).remove(id)).then(() => {
+        entries = entries.filter((e) => e.id !== id);
+      }),
+    redeploy: (id, entry) =>
+      call((api) => ops(api).redeploy(id, entry)).then((state) => {
+        if (entry) entries = entries.map((e) => (e.id === id ? entry : e));
+        return state;
+      }),
+    stats: () => call((api) => ops(api).stats()),
     crashForTests: () => call((api) => api.crashForTests()),
     restarted: async () => void (await restarting),
     async terminate() {
@@ -168,6 +183,9 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     },
   };
 }
+
+/** The optional model operations, as present: the worker's engine has them all. */
+const ops = (api: Comlink.Remote<BrowserWorkerApi>) => api as unknown as Comlink.Remote<Required<EngineApi>>;
 
 function progressText(s: { loaded: number; total: number; fraction: number }): string {
   if (!s.total) return 'loading';
