@@ -16,7 +16,7 @@ export interface WorkerConfig {
   wasmPaths: string;
   numThreads?: number;
   throttleMs?: number;
-  /** Where hub repo ids are fetched from (default https://huggingface.co). */
+  /** Where hub repo ids are fetched from (default: transformers.js's `env.remoteHost`). */
   hubURL?: string;
 }
 
@@ -53,7 +53,7 @@ const api: BrowserWorkerApi = {
     env.fetch = cachedFetch({ onProgress: progress, throttleMs: config.throttleMs });
     const onnx = env.backends.onnx as { wasm?: { wasmPaths?: unknown } };
     if (onnx.wasm) onnx.wasm.wasmPaths = config.wasmPaths; // its own onnxruntime-web: never a CDN
-    if (config.hubURL) setHubEndpoint(config.hubURL);
+    setHubEndpoint(config.hubURL ?? env.remoteHost);
     engine = createEngine(
       webBackend({ device, wasmPaths: config.wasmPaths, numThreads: threads, onProgress: progress, throttleMs: config.throttleMs }),
       // Hub files are fetched on demand from the hub into the Cache API, like any model file.

@@ -36,7 +36,8 @@ export function absoluteURL(url: string | URL): string {
 
 /** Hub repos' folders appear to the engine (and transformers.js) as same-origin paths under this prefix. */
 export const HUB_PREFIX = '/_hearth/hub/';
-let hubEndpoint = 'https://huggingface.co';
+/** Set by the worker from its options or transformers.js's `env.remoteHost`. */
+let hubEndpoint = '';
 
 /** Where hub files come from (the hub, or a mirror with the same /{repo}/resolve/main/{file} layout). */
 export function setHubEndpoint(url: string): void {

@@ -48,7 +48,8 @@ export interface StartHearthOptions {
   /** Milliseconds between network chunks of model files: makes a load slow (tests). */
   throttleMs?: number;
   /** Catalog entries whose source is a hub repo id are fetched from here, file by file, into
-   * the Cache API (default https://huggingface.co; a mirror needs the /{repo}/resolve/main/{file} layout). */
+   * the Cache API (default: transformers.js's `env.remoteHost`, the public hub; a mirror needs the
+   * /{repo}/resolve/main/{file} layout). */
   hubURL?: string;
 }
 
