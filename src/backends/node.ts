@@ -22,6 +22,9 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
       const options: ort.InferenceSession.SessionOptions = {
         executionProviders: [device],
         graphOptimizationLevel: 'all',
+        // Spinning pool threads fight the main thread (HTTP, SSE) for the cores;
+        // waiting threads that sleep leave it room.
+        extra: { session: { intra_op: { allow_spinning: '0' } } },
       };
       try {
         return typeof model === 'string'
