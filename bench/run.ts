@@ -106,7 +106,8 @@ function copyBandwidth(): number {
   return median(rates);
 }
 
-async function directEngine(messages: { role: string; content: string }[]): Promise<number[]> {
+/** The engine called directly (no HTTP): one request at a time, then 8 at once. */
+async function directEngine(messages: { role: string; content: string }[]): Promise<{ times: number[]; concurrent8: number }> {
   const engine = startNodeEngine();
   const entry = {
     id: MODEL, task: 'chat' as const, class: '40M', context_length: 4096,
@@ -124,8 +125,18 @@ async function directEngine(messages: { role: string; content: string }[]): Prom
     await engine.generate({ id: `d${i}`, model: MODEL, prompt: { messages }, sampling }, () => undefined);
     if (i > 0) times.push(performance.now() - t0); // the first is a warm-up
   }
+  const rates: number[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const t0 = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        engine.generate({ id: `c${r}-${i}`, model: MODEL, prompt: { messages: [{ role: 'user', content: `Round ${r}, request ${i}: ${filler(r * 100 + i, 12)}` }] }, sampling }, () => undefined),
+      ),
+    );
+    rates.push(results.reduce((n, x) => n + x.completion_tokens, 0) / ((performance.now() - t0) / 1000));
+  }
   await engine.terminate();
-  return times;
+  return { times, concurrent8: median(rates) };
 }
 
 async function main() {
@@ -177,7 +188,7 @@ async function main() {
     if (i > 0) http.push(t.end - t.start);
   }
   await server.close();
-  const direct = await directEngine(messages);
+  const { times: direct, concurrent8: direct8 } = await directEngine(messages);
   log(`request of ${MAX_TOKENS} tokens: HTTP ${round(median(http))} ms, direct ${round(median(direct))} ms`);
 
   const prompts = Array.from({ length: 8 }, (_, i) => `Request ${i}: ${filler(i, 12)}`);
@@ -196,6 +207,8 @@ async function main() {
     throughput_tokens_per_s: Object.fromEntries(CONCURRENCY.map((c) => [c, tput[c].tokensPerSecond])),
     baseline_transformers_js_tokens_per_s: round(baseline),
     concurrency8_vs_baseline: round(tput[8].tokensPerSecond / baseline),
+    direct_engine_concurrency8_tokens_per_s: round(direct8),
+    direct_engine_concurrency8_vs_baseline: round(direct8 / baseline),
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(direct)), overhead: round(median(http) / median(direct) - 1, 4) },
     batch1_decode: { tokens_per_s: batch1, copy_bandwidth_gb_s: round(bandwidth / 1e9), bound_tokens_per_s: round(bound), fraction_of_bound: round(batch1 / bound, 3) },
@@ -212,6 +225,7 @@ async function main() {
     barChart(`Decode throughput, ${MODEL} (${(weightBytes / 1e6).toFixed(0)} MB fp32), ${cpus().length} cores`, 'tok/s', [
       { label: 'transformers.js, sequential', value: baseline, color: '#888' },
       ...CONCURRENCY.map((c) => ({ label: `Hearth, ${c} concurrent`, value: tput[c].tokensPerSecond })),
+      { label: 'engine alone, 8 concurrent', value: direct8, note: 'no HTTP', color: '#e8a37f' },
       { label: 'batch-1 bandwidth bound', value: bound, color: '#4a7bd0' },
     ]),
     barChart(`Time to first token, ${promptTokens}-token prompt`, 'ms', [
