@@ -13,7 +13,8 @@ export function barChart(title: string, unit: string, bars: Bar[], width = 640):
   const top = 44;
   const height = top + bars.length * rowH + 28;
   const max = Math.max(...bars.map((b) => b.value)) || 1;
-  const scale = (width - left - 110) / max;
+  // Room on the right for the value and its note.
+  const scale = (width - left - 190) / max;
   const esc = (s: string) => s.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
   const rows = bars
     .map((b, i) => {
