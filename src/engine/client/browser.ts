@@ -8,7 +8,8 @@ import { hubFolder, type FileProgress } from '../../backends/web-cache.js';
 import { isHubId } from '../catalog.js';
 import { EngineError } from '../errors.js';
 import type { CatalogEntry, EngineApi, ModelState } from '../protocol.js';
-import { Comlink, generateInOrder } from '../rpc.js';
+import { Comlink } from '../rpc.js';
+import { forwardEngine, ServedModels, type WorkerCall } from './forward.js';
 
 export type { WorkerConfig, WorkerInfo };
 
@@ -47,7 +48,7 @@ export interface BrowserEngineOptions {
 }
 
 export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<BrowserEngine> {
-  let entries: CatalogEntry[] = [];
+  const served = new ServedModels();
   let closing = false;
   const pending = new Set<(e: Error) => void>();
   /** Per model: per file URL, bytes in and size. */
@@ -55,7 +56,7 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
 
   function modelOf(url: string): CatalogEntry | undefined {
     const path = new URL(url).pathname;
-    return entries.find((e) => {
+    return served.entries.find((e) => {
       const folder = isHubId(e.source) ? hubFolder(e.source) : e.source;
       return path.startsWith(new URL(folder.replace(/\/*$/, '/'), url).pathname);
     });
@@ -116,7 +117,7 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     files.clear();
     restarting = (async () => {
       const next = await spawn();
-      if (entries.length) await next.api.load(entries);
+      if (served.entries.length) await next.api.load(served.entries);
       // Calls made meanwhile wait for the models to be back (from the cache: quick)
       // rather than get 503s.
       while ((await next.api.models()).some((m) => m.status === 'starting')) {
@@ -147,33 +148,11 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     get info() {
       return current.info;
     },
-    load: (list) => {
-      entries = [...entries.filter((e) => !list.some((n) => n.id === e.id)), ...list];
-      return call((api) => api.load(list));
-    },
+    ...forwardEngine(call as WorkerCall, served),
     models: async () => {
       const states: ModelState[] = await call((api) => api.models());
       return states.map((m) => (m.status === 'starting' && !m.detail ? { ...m, detail: progressText(summary(m.id)) } : m));
     },
-    generate: (req, onToken) => call((api) => generateInOrder(api as unknown as Comlink.Remote<EngineApi>, req, onToken)),
-    cancel: (id) => call((api) => api.cancel(id)),
-    embed: (req) => call((api) => api.embed(req)),
-    dispose: () => call((api) => api.dispose()),
-    add: (entry) =>
-      call((api) => ops(api).add(entry)).then((state) => {
-        entries = [...entries.filter((e) => e.id !== entry.id), entry];
-        return state;
-      }),
-    remove: (id) =>
-      call((api) => ops(api).remove(id)).then(() => {
-        entries = entries.filter((e) => e.id !== id);
-      }),
-    redeploy: (id, entry) =>
-      call((api) => ops(api).redeploy(id, entry)).then((state) => {
-        if (entry) entries = entries.map((e) => (e.id === id ? entry : e));
-        return state;
-      }),
-    stats: () => call((api) => ops(api).stats()),
     crashForTests: () => call((api) => api.crashForTests()),
     restarted: async () => void (await restarting),
     async terminate() {
@@ -183,9 +162,6 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     },
   };
 }
-
-/** The optional model operations, as present: the worker's engine has them all. */
-const ops = (api: Comlink.Remote<BrowserWorkerApi>) => api as unknown as Comlink.Remote<Required<EngineApi>>;
 
 function progressText(s: { loaded: number; total: number; fraction: number }): string {
   if (!s.total) return 'loading';

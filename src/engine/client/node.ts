@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../errors.js';
-import type { CatalogEntry, Device, EngineApi } from '../protocol.js';
-import { Comlink, generateInOrder, nodeEndpoint } from '../rpc.js';
+import type { Device, EngineApi } from '../protocol.js';
+import { Comlink, nodeEndpoint } from '../rpc.js';
+import { forwardEngine, ServedModels } from './forward.js';
 
-export interface NodeEngine extends EngineApi {
+export interface NodeEngine extends Required<EngineApi> {
   /** Stops the worker thread. */
   terminate(): Promise<void>;
 }
@@ -17,7 +18,7 @@ export interface NodeEngine extends EngineApi {
  */
 export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number; hubCacheDir?: string } = {}): NodeEngine {
   const device = opts.device ?? 'cpu';
-  let entries: CatalogEntry[] = [];
+  const served = new ServedModels();
   let closing = false;
   const pending = new Set<(e: Error) => void>();
   let current = spawn();
@@ -33,7 +34,7 @@ export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number; hub
       for (const reject of pending) reject(crash);
       pending.clear();
       current = spawn();
-      if (entries.length) void current.api.load(entries);
+      if (served.entries.length) void current.api.load(served.entries);
     });
     return { worker, api };
   }
@@ -57,31 +58,7 @@ export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number; hub
   }
 
   return {
-    load: (list) => {
-      entries = [...entries.filter((e) => !list.some((n) => n.id === e.id)), ...list];
-      return call((api) => api.load(list));
-    },
-    models: () => call((api) => api.models()),
-    generate: (req, onToken) => call((api) => generateInOrder(api, req, onToken)),
-    cancel: (id) => call((api) => api.cancel(id)),
-    embed: (req) => call((api) => api.embed(req)),
-    dispose: () => call((api) => api.dispose()),
-    // Model operations; `entries` follows them so a restarted worker loads what is served now.
-    add: (entry) =>
-      call((api) => ops(api).add(entry)).then((state) => {
-        entries = [...entries.filter((e) => e.id !== entry.id), entry];
-        return state;
-      }),
-    remove: (id) =>
-      call((api) => ops(api).remove(id)).then(() => {
-        entries = entries.filter((e) => e.id !== id);
-      }),
-    redeploy: (id, entry) =>
-      call((api) => ops(api).redeploy(id, entry)).then((state) => {
-        if (entry) entries = entries.map((e) => (e.id === id ? entry : e));
-        return state;
-      }),
-    stats: () => call((api) => ops(api).stats()),
+    ...forwardEngine(call, served),
     async terminate() {
       await call((api) => api.dispose()).catch(() => undefined);
       closing = true;
@@ -89,9 +66,6 @@ export function startNodeEngine(opts: { device?: Device; kvCacheMb?: number; hub
     },
   };
 }
-
-/** The optional model operations, as present: the worker's engine has them all. */
-const ops = (api: Comlink.Remote<EngineApi>) => api as unknown as Comlink.Remote<Required<EngineApi>>;
 
 // Compiled, this file sits at dist/src/engine/client/ and the worker at dist/worker/.
 // Run from source (vitest, tsx), the worker is TypeScript: a small bootstrap
