@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { CatalogEntry } from './protocol.js';
 
-const entrySchema = z.object({
+/** One catalog entry, as catalog files (the package's and the data dir's) hold it. */
+export const catalogEntrySchema = z.object({
   id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'ids look like svc/<name>'),
   task: z.enum(['chat', 'completion', 'embedding']),
   class: z.string(),
@@ -12,7 +13,7 @@ const entrySchema = z.object({
   owned_by: z.string().optional(),
 });
 
-const catalogSchema = z.object({ models: z.array(entrySchema) });
+const catalogSchema = z.object({ models: z.array(catalogEntrySchema) });
 
 /** Local folders are written as paths ("./fixtures/x", "/opt/m"); anything else is a hub repo id. */
 export function isHubId(source: string): boolean {

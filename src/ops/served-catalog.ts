@@ -7,23 +7,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { catalogEntrySchema } from '../engine/catalog.js';
 import type { CatalogEntry } from '../engine/protocol.js';
 
 export const SERVED_CATALOG = 'catalog.json';
 
-const entrySchema = z.object({
-  id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/),
-  task: z.enum(['chat', 'completion', 'embedding']),
-  class: z.string(),
-  context_length: z.number().int().positive(),
-  source: z.string().min(1),
-  dtype: z.record(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
-  price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }),
-  owned_by: z.string().optional(),
-});
-
 const overlaySchema = z.object({
-  models: z.array(entrySchema).default([]),
+  models: z.array(catalogEntrySchema).default([]),
   removed: z.array(z.string()).default([]),
   redeploys: z.record(z.string(), z.string()).default({}),
 });

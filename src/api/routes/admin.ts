@@ -7,6 +7,7 @@ import type { ModelAdmin } from '../../types.js';
 import { type Ctx, type RouteDeps, readJson } from '../context.js';
 import { ApiError, jsonResponse } from '../errors.js';
 import { parseBody } from '../schemas/common.js';
+import { modelObject } from './models.js';
 
 const addSchema = z.object({
   id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'model ids look like svc/<name> (letters, digits, . _ -)'),
@@ -18,16 +19,10 @@ const addSchema = z.object({
   price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }).optional(),
 });
 
+/** The public model object plus what operators need: why it failed, its download. */
 export function adminObject(m: ModelState) {
   return {
-    id: m.id,
-    object: 'model' as const,
-    created: m.created,
-    owned_by: m.owned_by,
-    class: m.class,
-    context_length: m.context_length,
-    task: m.task,
-    status: m.status,
+    ...modelObject(m),
     detail: m.detail ?? null,
     ...(m.download ? { download: m.download } : {}),
   };
