@@ -68,22 +68,7 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
     if (m.name != null) out.name = m.name;
     return out;
   });
-  const sampling: SamplingParams = {
-    temperature: c.pick(b.temperature, 0.7),
-    top_p: c.pick(b.top_p, 1),
-    top_k: c.pick(b.top_k, -1),
-    min_p: c.pick(b.min_p, 0),
-    presence_penalty: c.pick(b.presence_penalty, 0),
-    frequency_penalty: c.pick(b.frequency_penalty, 0),
-    stop: c.stopList(b.stop),
-    stop_token_ids: [],
-    ignore_eos: false,
-    logprobs: b.logprobs ? c.pick(b.top_logprobs, 0) : -1,
-  };
-  // Absent max_tokens means "as many as fit in the context" to the engine.
-  const max = b.max_completion_tokens ?? b.max_tokens;
-  if (max != null) sampling.max_tokens = max;
-  if (b.seed != null) sampling.seed = b.seed;
+  const sampling = c.samplingFrom(b, b.max_completion_tokens ?? b.max_tokens, b.logprobs ? c.pick(b.top_logprobs, 0) : -1);
   return {
     model: b.model,
     messages,

@@ -3,6 +3,7 @@
 // unknown keys: extra fields are ignored, not refused, like OpenAI.
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
+import type { SamplingParams } from '../../engine/protocol.js';
 
 /** Parses or throws ValidationError (mapped to a 400 naming the field). */
 export function parseBody<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -56,3 +57,25 @@ export const sharedFields = {
 };
 
 export const pick = <T>(v: T | null | undefined, d: T): T => (v == null ? d : v);
+
+type SharedBody = { [K in keyof typeof sharedFields]?: z.output<(typeof sharedFields)[K]> };
+
+/** The engine's sampling parameters from the fields chat and completions share.
+ * An absent max_tokens means "as many as fit in the context" to the engine. */
+export function samplingFrom(b: SharedBody, maxTokens: number | null | undefined, logprobs: number): SamplingParams {
+  const sampling: SamplingParams = {
+    temperature: pick(b.temperature, 0.7),
+    top_p: pick(b.top_p, 1),
+    top_k: pick(b.top_k, -1),
+    min_p: pick(b.min_p, 0),
+    presence_penalty: pick(b.presence_penalty, 0),
+    frequency_penalty: pick(b.frequency_penalty, 0),
+    stop: stopList(b.stop),
+    stop_token_ids: [],
+    ignore_eos: false,
+    logprobs,
+  };
+  if (maxTokens != null) sampling.max_tokens = maxTokens;
+  if (b.seed != null) sampling.seed = b.seed;
+  return sampling;
+}

@@ -41,21 +41,7 @@ function prompts(p: CompletionRequestBody['prompt']): CompletionCall['prompts'] 
 }
 
 export function toCompletionCall(b: CompletionRequestBody): CompletionCall {
-  const sampling: SamplingParams = {
-    temperature: c.pick(b.temperature, 0.7),
-    top_p: c.pick(b.top_p, 1),
-    top_k: c.pick(b.top_k, -1),
-    min_p: c.pick(b.min_p, 0),
-    presence_penalty: c.pick(b.presence_penalty, 0),
-    frequency_penalty: c.pick(b.frequency_penalty, 0),
-    stop: c.stopList(b.stop),
-    stop_token_ids: [],
-    ignore_eos: false,
-    logprobs: b.logprobs == null ? -1 : b.logprobs,
-  };
-  // Absent max_tokens means "as many as fit in the context" to the engine.
-  if (b.max_tokens != null) sampling.max_tokens = b.max_tokens;
-  if (b.seed != null) sampling.seed = b.seed;
+  const sampling = c.samplingFrom(b, b.max_tokens, b.logprobs == null ? -1 : b.logprobs);
   return {
     model: b.model,
     prompts: prompts(b.prompt),
