@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createServer, type Plugin, type ViteDevServer } from 'vite';
+import { afterAll, beforeAll } from 'vitest';
 import { demoConfig, REPO_ROOT, type DemoOptions } from '../../demo/config.js';
 
 const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -115,6 +116,22 @@ export async function launch(): Promise<Browser> {
     async close() {
       await context.close().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fresh-profile browser for the enclosing suite: launched before its tests, closed after them. */
+export function freshBrowser(): { readonly context: BrowserContext } {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launch();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return {
+    get context() {
+      return browser!.context;
     },
   };
 }

@@ -3,7 +3,7 @@
 // WebGPU (SwiftShader here: slow, but the same graph on the WebGPU execution
 // provider), with the same greedy text as onnxruntime-node.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, inPage, launch, openDemo, startDemo, type Browser, type DemoServer, type HearthInfo } from './harness.js';
+import { CHROMIUM, freshBrowser, inPage, openDemo, startDemo, type DemoServer, type HearthInfo } from './harness.js';
 import { nodeReference } from './node-reference.js';
 import type { Page } from 'playwright-core';
 
@@ -30,19 +30,14 @@ const REQUESTS = {
 
 for (const device of ['wasm', 'webgpu'] as const) {
   suite(`in the page on ?device=${device}`, () => {
-    let browser: Browser;
+    const browser = freshBrowser();
     let page: Page;
     let info: HearthInfo;
     let errors: string[];
 
     beforeAll(async () => {
-      browser = await launch();
       ({ page, info, errors } = await openDemo(browser.context, `${server.url}?device=${device}`));
     }, 240_000);
-
-    afterAll(async () => {
-      await browser?.close();
-    });
 
     it('window.hearth resolves with the contract: absolute baseURL, a well-formed key, the device asked for, the models', async () => {
       expect(info.baseURL).toBe(`${server.url}v1`);
@@ -86,18 +81,13 @@ for (const device of ['wasm', 'webgpu'] as const) {
 }
 
 suite('streaming in the page (WASM)', () => {
-  let browser: Browser;
+  const browser = freshBrowser();
   let page: Page;
   let info: HearthInfo;
 
   beforeAll(async () => {
-    browser = await launch();
     ({ page, info } = await openDemo(browser.context, `${server.url}?device=wasm`));
   }, 240_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   it('sends tokens as they are produced: a long /generate stream arrives in many pieces spread over its run', async () => {
     const r = await inPage(page, 'generateStreamTiming', info, 300);

@@ -2,7 +2,7 @@
 // with the network refusing, an engine worker that dies mid-request and comes back,
 // and requests made while a model loads (503 with the progress).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, inPage, launch, mirrorHits, openDemo, startDemo, type Browser, type DemoServer } from './harness.js';
+import { CHROMIUM, freshBrowser, inPage, mirrorHits, openDemo, startDemo, type DemoServer } from './harness.js';
 
 const suite = CHROMIUM ? describe : describe.skip;
 
@@ -36,15 +36,7 @@ interface Progress {
 }
 
 suite('the in-tab runtime over its life', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launch();
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = freshBrowser();
 
   it('after a reload, loads the weights from the Cache API with /models/* refused', async () => {
     const { page, info } = await openDemo(browser.context, `${server.url}?device=wasm`);
@@ -98,15 +90,7 @@ suite('the in-tab runtime over its life', () => {
 });
 
 suite('a model from the hub', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launch();
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = freshBrowser();
 
   it('is fetched file by file from the hub (a local mirror here) into the Cache API, and answers like the same model served locally', async () => {
     const hub = `${server.url}mirror`;
@@ -127,15 +111,7 @@ suite('a model from the hub', () => {
 });
 
 suite('requests while a model loads', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launch(); // a fresh profile: nothing cached
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = freshBrowser(); // a fresh profile: nothing cached
 
   it('get 503 model_not_ready with the load progress in the message, then an answer; progress arrives as events', async () => {
     // nowait: window.hearth resolves before the models are loaded; throttle: a slow network.
