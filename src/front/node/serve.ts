@@ -38,9 +38,10 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     if (written.length) log(`Wrote fixture models: ${written.join(', ')}`);
   }
   const catalog = await loadCatalog(opts.catalog ?? defaultCatalogFile(), opts.models);
+  const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
 
   const access = createAccess({
-    store: await openStore(opts.store, opts.dataDir ?? DEFAULT_DATA_DIR),
+    store: await openStore(opts.store, dataDir),
     rateLimit: opts.rateLimit,
     sandboxCapUsd: opts.sandboxCapUsd,
   });
@@ -49,7 +50,6 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
 
   // Operations: JSON logs, metrics, the served catalog in the data dir (models added,
   // removed or redeployed while running), announced incidents for /status.
-  const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
   const logger = createLogger({ level: opts.logLevel });
   const metrics = createMetrics({ key: opts.metricsKey });
   const engine = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) });
