@@ -2,7 +2,7 @@
 // usage totals, and sliding rate windows. The file store rebuilds it by replaying
 // its log through apply(); the memory store calls the same methods directly.
 
-import type { AccountRow, KeyRow, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import type { AccountRow, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
 import { constantTimeEqual } from './keys.js';
 import { utcMonth } from './store.js';
 
@@ -12,7 +12,16 @@ export type LogRecord =
   | ({ t: 'account' } & AccountRow)
   | ({ t: 'key' } & KeyRow)
   | { t: 'revoke'; id: string; at: number }
-  | ({ t: 'usage' } & UsageEntry);
+  | ({ t: 'usage' } & UsageEntry & { hold?: string })
+  | ({ t: 'reserve' } & Reservation)
+  | { t: 'renew'; id: string; amount_usd: number; expires: number }
+  | { t: 'release'; id: string; ts: number };
+
+/** How long a settled hold's id is remembered, so that settling it again charges nothing. */
+const SETTLED_MEMORY_MS = 3_600_000;
+
+/** Money compared with this much slack: sums of float prices are not exact. */
+export const USD_EPSILON = 1e-12;
 
 const zero = (account_id: string): UsageTotals => ({
   account_id,
@@ -31,6 +40,11 @@ export class AccessState {
   /** key id → times (ms) of the requests counted in its current window, oldest first */
   private readonly windows = new Map<string, number[]>();
   private sweepAt = 0;
+  /** Holds of requests in flight, by id. */
+  readonly reservations = new Map<string, Reservation>();
+  /** Settled hold id → when (ms). */
+  private readonly settled = new Map<string, number>();
+  private settledSweepAt = 0;
 
   // ---- checks (throw before anything is written) ----
   checkAccount(a: AccountRow): void {
@@ -67,11 +81,62 @@ export class AccessState {
         return;
       }
       case 'usage': {
-        const { t: _t, ...e } = r;
+        const { t: _t, hold, ...e } = r;
+        if (hold !== undefined) {
+          if (this.settled.has(hold)) return;
+          this.endHold(hold, e.ts);
+        }
         this.addUsage(e);
         return;
       }
+      case 'reserve': {
+        const { t: _t, ...res } = r;
+        if (!this.settled.has(res.id)) this.reservations.set(res.id, res);
+        return;
+      }
+      case 'renew': {
+        const res = this.reservations.get(r.id);
+        if (res) {
+          res.expires = r.expires;
+          res.amount_usd = Math.min(res.amount_usd, r.amount_usd);
+        }
+        return;
+      }
+      case 'release':
+        this.endHold(r.id, r.ts);
+        return;
     }
+  }
+
+  private endHold(id: string, ts: number): void {
+    this.reservations.delete(id);
+    this.settled.set(id, ts);
+    if (ts >= this.settledSweepAt) {
+      this.settledSweepAt = ts + SETTLED_MEMORY_MS;
+      for (const [k, at] of this.settled) if (at <= ts - SETTLED_MEMORY_MS) this.settled.delete(k);
+    }
+  }
+
+  /** True when the hold was settled (or released) lately: settling it again must not charge. */
+  wasSettled(id: string): boolean {
+    return this.settled.has(id);
+  }
+
+  /** What the account's unexpired holds add up to at `now`; expired ones are dropped. */
+  heldUsd(accountId: string, now: number): number {
+    let held = 0;
+    for (const [id, r] of this.reservations) {
+      if (r.expires <= now) this.reservations.delete(id);
+      else if (r.account_id === accountId) held += r.amount_usd;
+    }
+    return held;
+  }
+
+  /** The cap check of reserve (the caller commits the hold when ok). */
+  checkReserve(r: Reservation, capUsd: number, month: string, now: number): ReserveResult {
+    const spent = this.accountMonthTotals(r.account_id, month).spend_usd;
+    const held = this.heldUsd(r.account_id, now);
+    return { ok: spent + held + r.amount_usd <= capUsd + USD_EPSILON, spent_usd: spent, held_usd: held };
   }
 
   private addUsage(e: UsageEntry): void {
