@@ -17,8 +17,9 @@ export type LogRecord =
   | { t: 'renew'; id: string; amount_usd: number; expires: number }
   | { t: 'release'; id: string; ts: number };
 
-/** How long a settled hold's id is remembered, so that settling it again charges nothing. */
-const SETTLED_MEMORY_MS = 3_600_000;
+/** How many settled hold ids are remembered (the latest), so that settling one again
+ * (a retry whose first try did land) charges nothing. */
+const SETTLED_MEMORY = 100_000;
 
 /** Money compared with this much slack: sums of float prices are not exact. */
 export const USD_EPSILON = 1e-12;
@@ -42,9 +43,8 @@ export class AccessState {
   private sweepAt = 0;
   /** Holds of requests in flight, by id. */
   readonly reservations = new Map<string, Reservation>();
-  /** Settled hold id → when (ms). */
-  private readonly settled = new Map<string, number>();
-  private settledSweepAt = 0;
+  /** Settled hold ids, oldest first. */
+  private readonly settled = new Set<string>();
 
   // ---- checks (throw before anything is written) ----
   checkAccount(a: AccountRow): void {
@@ -84,7 +84,7 @@ export class AccessState {
         const { t: _t, hold, ...e } = r;
         if (hold !== undefined) {
           if (this.settled.has(hold)) return;
-          this.endHold(hold, e.ts);
+          this.endHold(hold);
         }
         this.addUsage(e);
         return;
@@ -103,18 +103,15 @@ export class AccessState {
         return;
       }
       case 'release':
-        this.endHold(r.id, r.ts);
+        this.endHold(r.id);
         return;
     }
   }
 
-  private endHold(id: string, ts: number): void {
+  private endHold(id: string): void {
     this.reservations.delete(id);
-    this.settled.set(id, ts);
-    if (ts >= this.settledSweepAt) {
-      this.settledSweepAt = ts + SETTLED_MEMORY_MS;
-      for (const [k, at] of this.settled) if (at <= ts - SETTLED_MEMORY_MS) this.settled.delete(k);
-    }
+    this.settled.add(id);
+    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value!);
   }
 
   /** True when the hold was settled (or released) lately: settling it again must not charge. */
