@@ -40,15 +40,15 @@ export class StubAccess implements Access {
     }
   }
 
-  /** What each request held at admission, and whether it settled (every hold must). */
-  readonly holds: { req: ReserveRequest; settled: boolean }[] = [];
+  /** What each request held at admission, what it lowered that to, and whether it settled (every hold must). */
+  readonly holds: { req: ReserveRequest; lowered: number[]; settled: boolean }[] = [];
 
   async reserve(p: Principal, req: ReserveRequest): Promise<Hold> {
-    const h = { req, settled: false };
+    const h = { req, lowered: [] as number[], settled: false };
     this.holds.push(h);
     return {
       id: `hold_${this.holds.length}`,
-      lower: () => {},
+      lower: (usd: number) => h.lowered.push(usd),
       settle: async (usage: UsageRecord | null) => {
         if (h.settled) return;
         h.settled = true;
