@@ -87,7 +87,7 @@ export abstract class StateBackedStore implements AccessStore {
     if (!(r.amount_usd >= 0) || !Number.isFinite(r.amount_usd)) throw new Error('reservation: amount_usd must be a finite number ≥ 0');
     this.sync();
     const held = this.state.reservations.get(r.id);
-    if (held || this.state.wasSettled(r.id)) {
+    if (held || this.state.chargeOf(r.id) !== undefined) {
       const spent = this.state.accountMonthTotals(r.account_id, month).spend_usd;
       return { ok: held !== undefined, spent_usd: spent, held_usd: this.state.heldUsd(r.account_id, now) - (held?.amount_usd ?? 0) };
     }
@@ -109,9 +109,12 @@ export abstract class StateBackedStore implements AccessStore {
     this.live();
     if (entry) checkUsage(entry);
     this.sync();
-    if (this.state.wasSettled(reservation.id)) return;
-    if (entry) this.commit({ t: 'usage', ...clean(entry), hold: reservation.id }, true);
-    else if (this.state.reservations.has(reservation.id)) this.commit({ t: 'release', id: reservation.id, ts: Date.now() }, true);
+    const charged = this.state.chargeOf(reservation.id);
+    if (entry) {
+      if (charged === undefined) this.commit({ t: 'usage', ...clean(entry), hold: reservation.id }, true);
+    } else if (charged || (charged === undefined && this.state.reservations.has(reservation.id))) {
+      this.commit({ t: 'release', id: reservation.id, ts: Date.now() }, true);
+    }
   }
 
   async monthTotals(month: string): Promise<UsageTotals[]> {

@@ -87,15 +87,29 @@ redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
 return {row, redis.call('HGET', KEYS[2], ARGV[1])}`,
   },
   // KEYS: usage month hash, ledger month list, charge marker, holds zset, hold amounts.
-  // ARGV: account id, prompt tokens, completion tokens, cost, entry JSON ('' = release
-  // only), charge ttl ms, hold id. Ends the hold and charges once per hold id.
+  // ARGV: account id, prompt tokens, completion tokens, cost, entry JSON ('' = end
+  // uncharged), charge ttl ms, hold id. Ends the hold and charges once per hold id; the
+  // marker keeps what was charged so that ending it uncharged later can undo it.
   hearthSettle: {
     keys: 5,
     lua: `
 redis.call('ZREM', KEYS[4], ARGV[7])
 redis.call('HDEL', KEYS[5], ARGV[7])
-if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[6]) then return 0 end
-if ARGV[5] == '' then return 1 end
+local m = redis.call('GET', KEYS[3])
+if ARGV[5] == '' then
+  if m and m ~= 'r' then
+    local x = cjson.decode(m)
+    redis.call('HINCRBY', x.u, x.a .. '|r', -1)
+    redis.call('HINCRBY', x.u, x.a .. '|p', -tonumber(x.p))
+    redis.call('HINCRBY', x.u, x.a .. '|c', -tonumber(x.c))
+    redis.call('HINCRBYFLOAT', x.u, x.a .. '|s', '-' .. x.s)
+    redis.call('LREM', x.l, -1, x.e)
+  end
+  redis.call('SET', KEYS[3], 'r', 'PX', ARGV[6])
+  return 1
+end
+if m then return 0 end
+redis.call('SET', KEYS[3], cjson.encode({u = KEYS[1], l = KEYS[2], a = ARGV[1], p = ARGV[2], c = ARGV[3], s = ARGV[4], e = ARGV[5]}), 'PX', ARGV[6])
 local a = ARGV[1]
 redis.call('HINCRBY', KEYS[1], a .. '|r', 1)
 redis.call('HINCRBY', KEYS[1], a .. '|p', ARGV[2])

@@ -43,8 +43,8 @@ export class AccessState {
   private sweepAt = 0;
   /** Holds of requests in flight, by id. */
   readonly reservations = new Map<string, Reservation>();
-  /** Settled hold ids, oldest first. */
-  private readonly settled = new Set<string>();
+  /** Settled hold ids, oldest first, with the charge each settled to (null: none). */
+  private readonly settled = new Map<string, UsageEntry | null>();
 
   // ---- checks (throw before anything is written) ----
   checkAccount(a: AccountRow): void {
@@ -84,7 +84,7 @@ export class AccessState {
         const { t: _t, hold, ...e } = r;
         if (hold !== undefined) {
           if (this.settled.has(hold)) return;
-          this.endHold(hold);
+          this.endHold(hold, e);
         }
         this.addUsage(e);
         return;
@@ -102,22 +102,28 @@ export class AccessState {
         }
         return;
       }
-      case 'release':
-        this.endHold(r.id);
+      case 'release': {
+        // A release after a charge undoes it (the reply it paid for was never sent).
+        const charged = this.settled.get(r.id);
+        if (charged) this.addUsage(charged, -1);
+        this.endHold(r.id, null);
         return;
+      }
     }
   }
 
-  private endHold(id: string): void {
+  private endHold(id: string, charge: UsageEntry | null): void {
     this.reservations.delete(id);
-    this.settled.add(id);
-    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value!);
+    this.settled.delete(id);
+    this.settled.set(id, charge);
+    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.keys().next().value!);
   }
 
-  /** True when the hold was settled (or released) lately: settling it again must not charge. */
-  wasSettled(id: string): boolean {
-    return this.settled.has(id);
+  /** The charge a hold settled to, if it did. */
+  chargeOf(id: string): UsageEntry | null | undefined {
+    return this.settled.get(id);
   }
+
 
   /** What the account's unexpired holds add up to at `now`; expired ones are dropped. */
   heldUsd(accountId: string, now: number): number {
@@ -136,16 +142,16 @@ export class AccessState {
     return { ok: spent + held + r.amount_usd <= capUsd + USD_EPSILON, spent_usd: spent, held_usd: held };
   }
 
-  private addUsage(e: UsageEntry): void {
+  private addUsage(e: UsageEntry, sign = 1): void {
     const month = utcMonth(e.ts);
     let m = this.months.get(month);
     if (!m) this.months.set(month, (m = new Map()));
     let tot = m.get(e.account_id);
     if (!tot) m.set(e.account_id, (tot = zero(e.account_id)));
-    tot.requests += 1;
-    tot.prompt_tokens += e.prompt_tokens;
-    tot.completion_tokens += e.completion_tokens;
-    tot.spend_usd += e.cost_usd;
+    tot.requests += sign;
+    tot.prompt_tokens += sign * e.prompt_tokens;
+    tot.completion_tokens += sign * e.completion_tokens;
+    tot.spend_usd += sign * e.cost_usd;
   }
 
   // ---- queries ----

@@ -117,7 +117,9 @@ export interface AccessStore {
   /** Ends a reservation and, when `entry` is given, appends it to the ledger: one atomic
    * step, durable when the promise resolves. Idempotent per reservation id: settling it
    * again (a retry after a lost reply) charges nothing more. An unknown or expired id
-   * still has its entry charged. */
+   * still has its entry charged. Without `entry` the request ends uncharged: a charge
+   * already settled under this id is undone (its write timed out, the caller refused the
+   * reply, and the write landed after all), and a later charge under it is ignored. */
   settle(reservation: { id: string; account_id: string }, entry?: UsageEntry): Promise<void>;
 
   close(): Promise<void>;

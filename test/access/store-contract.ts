@@ -179,6 +179,18 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Acc
       await expect(s.settle({ id: 'hold_4', account_id: 'acct_a' }, usage({ cost_usd: -1 }))).rejects.toThrow();
     });
 
+    it('settle without a charge undoes one already settled under that id, and refuses later ones', async () => {
+      const s = await fresh();
+      await s.appendUsage(usage({ cost_usd: 1 }));
+      expect((await s.reserve(hold('hold_1', 2), 5, NOV, T0)).ok).toBe(true);
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' }, usage({ cost_usd: 0.5, request_id: 'req_refused' }));
+      expect(await s.accountMonthTotals('acct_a', NOV)).toMatchObject({ requests: 2, spend_usd: 1.5 });
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' });
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' });
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' }, usage({ cost_usd: 0.5 }));
+      expect(await s.accountMonthTotals('acct_a', NOV)).toEqual({ account_id: 'acct_a', requests: 1, prompt_tokens: 10, completion_tokens: 5, spend_usd: 1 });
+    });
+
     it('reserve: expired holds stop counting', async () => {
       const s = await fresh();
       expect((await s.reserve(hold('hold_1', 5, T0 + 1000), 5, NOV, T0)).ok).toBe(true);
