@@ -113,11 +113,17 @@ export function createAccess(options: AccessOptions): HearthAccess {
 
   /** A store that fails (redis away or frozen past its command timeout, a disk error)
    * refuses the request with 503 store_unavailable rather than a 500. */
+  let lastFault = { message: '', at: 0 };
   async function reach<T>(op: Promise<T>): Promise<T> {
     try {
       return await op;
     } catch (err) {
-      console.error(`hearth: access store (${store.kind}) failed: ${err instanceof Error ? err.message : String(err)}`);
+      // Said once per cause (and every 10 s while it lasts), not once per refused request.
+      const message = err instanceof Error ? err.message : String(err);
+      if (message !== lastFault.message || now() - lastFault.at > 10_000) {
+        console.error(`hearth: access store (${store.kind}) failed: ${message}; answering 503 store_unavailable`);
+        lastFault = { message, at: now() };
+      }
       throw storeUnavailable();
     }
   }

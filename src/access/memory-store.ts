@@ -1,7 +1,7 @@
 // The memory store: everything in this process, gone when it exits. For tests,
 // the in-process MSW double and the browser.
 
-import type { AccessStore, AccountRow, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import { checkUsage, checkReservation, type AccessStore, type AccountRow, type KeyRow, type Reservation, type ReserveResult, type SlotResult, type UsageEntry, type UsageTotals } from './store.js';
 import { AccessState, type LogRecord } from './state.js';
 
 /** Base for stores whose queries are answered from an AccessState in this process. */
@@ -84,7 +84,7 @@ export abstract class StateBackedStore implements AccessStore {
   // Check and commit run with no await between them: exact within this process.
   async reserve(r: Reservation, capUsd: number, month: string, now: number): Promise<ReserveResult> {
     this.live();
-    if (!(r.amount_usd >= 0) || !Number.isFinite(r.amount_usd)) throw new Error('reservation: amount_usd must be a finite number ≥ 0');
+    checkReservation(r);
     this.sync();
     const held = this.state.reservations.get(r.id);
     if (held || this.state.chargeOf(r.id) !== undefined) {
@@ -136,14 +136,6 @@ export abstract class StateBackedStore implements AccessStore {
 
   async close(): Promise<void> {
     this.closed = true;
-  }
-}
-
-function checkUsage(entry: UsageEntry): void {
-  for (const f of ['ts', 'prompt_tokens', 'completion_tokens', 'cost_usd'] as const) {
-    if (typeof entry[f] !== 'number' || !Number.isFinite(entry[f]) || entry[f] < 0) {
-      throw new Error(`usage entry: ${f} must be a finite number ≥ 0`);
-    }
   }
 }
 

@@ -27,7 +27,7 @@
 
 import { Redis } from 'ioredis';
 import type { AccessStore, AccountRow, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
-import { utcMonth } from './store.js';
+import { checkReservation, checkUsage, utcMonth } from './store.js';
 import { constantTimeEqual, randomBase62 } from './keys.js';
 
 export interface RedisStoreOptions {
@@ -323,7 +323,7 @@ export class RedisStore implements AccessStore {
 
   async reserve(r: Reservation, capUsd: number, month: string, now: number): Promise<ReserveResult> {
     this.live();
-    if (!(r.amount_usd >= 0) || !Number.isFinite(r.amount_usd)) throw new Error('reservation: amount_usd must be a finite number ≥ 0');
+    checkReservation(r);
     const a = r.account_id;
     const out = (await this.run(
       'hearthReserve',
@@ -341,13 +341,7 @@ export class RedisStore implements AccessStore {
 
   async settle(reservation: { id: string; account_id: string }, entry?: UsageEntry): Promise<void> {
     this.live();
-    if (entry) {
-      for (const f of ['ts', 'prompt_tokens', 'completion_tokens', 'cost_usd'] as const) {
-        if (typeof entry[f] !== 'number' || !Number.isFinite(entry[f]) || entry[f] < 0) {
-          throw new Error(`usage entry: ${f} must be a finite number ≥ 0`);
-        }
-      }
-    }
+    if (entry) checkUsage(entry);
     const month = utcMonth(entry?.ts ?? Date.now());
     const a = reservation.account_id;
     await this.run(

@@ -129,3 +129,16 @@ export interface AccessStore {
 export function utcMonth(ts: number): string {
   return new Date(ts).toISOString().slice(0, 7);
 }
+
+export function checkUsage(entry: UsageEntry): void {
+  for (const f of ['ts', 'prompt_tokens', 'completion_tokens', 'cost_usd'] as const) {
+    if (typeof entry[f] !== 'number' || !Number.isFinite(entry[f]) || entry[f] < 0) {
+      throw new Error(`usage entry: ${f} must be a finite number ≥ 0`);
+    }
+  }
+}
+
+export function checkReservation(r: Reservation): void {
+  if (!r.id || !r.account_id) throw new Error('reservation: needs an id and an account id');
+  if (!(r.amount_usd >= 0) || !Number.isFinite(r.amount_usd)) throw new Error('reservation: amount_usd must be a finite number ≥ 0');
+}
