@@ -225,8 +225,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
         `this account has spent ${roundUsd(r.spent_usd)} USD this month and holds ${roundUsd(r.held_usd)} USD for requests in flight, and this request could cost up to ${roundUsd(amount)} USD. Lower max_tokens or wait for requests in flight to finish.`,
       );
     }
-    const hold = createHold(holds, p, req.model, amount, true, id);
-    return hold;
+    return createHold(holds, p, req.model, amount, true, id);
   }
 
   async function usageThisMonth(): Promise<AccountUsage[]> {

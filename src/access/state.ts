@@ -19,7 +19,7 @@ export type LogRecord =
 
 /** How many settled hold ids are remembered (the latest), so that settling one again
  * (a retry whose first try did land) charges nothing. */
-const SETTLED_MEMORY = 100_000;
+const SETTLED_MEMORY = 10_000;
 
 /** Money compared with this much slack: sums of float prices are not exact. */
 export const USD_EPSILON = 1e-12;

@@ -31,7 +31,7 @@ export class GenerationSet {
   readonly promptSeen: { prompt_tokens: number; cached_tokens: number }[];
   readonly results: (GenerateResult | undefined)[];
   readonly startedAt = Date.now();
-  /** Told each prompt's token count as the engine reports it (before its first token is out). */
+  /** Told each prompt's token count as the engine reports it (with its first token). */
   onPromptTokens?: (prompt: number, tokens: number) => void;
   #settled: boolean[];
   #pending: number;
