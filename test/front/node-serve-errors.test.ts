@@ -60,7 +60,7 @@ describe('serve() refuses a bad start with a clear Error', () => {
     const dataDir = path.join(tempDir(), 'never');
     try {
       await expect(serve({ ...base(), dataDir, port })).rejects.toThrow(
-        `port ${port} is in use on 127.0.0.1: stop the other server or pass --port 0 (any free port)`,
+        `port ${port} is in use on 127.0.0.1: stop the other server, or pass --port 0 for any free port`,
       );
       expect(fs.existsSync(dataDir)).toBe(false);
     } finally {

@@ -8,7 +8,7 @@ export function listenError(err: unknown, host: string, port: number): Error {
   const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   switch (errnoOf(err)) {
     case 'EADDRINUSE':
-      return new Error(`port ${port} is in use on ${host}: stop the other server or pass --port 0 (any free port)`);
+      return new Error(`port ${port} is in use on ${host}: stop the other server, or pass --port 0 for any free port`);
     case 'EACCES':
     case 'EPERM':
       return new Error(`not allowed to listen on ${at}: ports below 1024 need privileges; pass a higher --port (or --port 0)`);
