@@ -13,6 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort, refused } from '../helpers/ports.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/hearth.js');
@@ -27,8 +28,8 @@ interface Case {
   named: string[];
   /** None may appear anywhere in the output. */
   secrets?: string[];
-  /** A port `serve` was given: nothing may listen there afterwards. */
-  port?: number;
+  /** `serve` is given a free port (for PORT in args): nothing may listen there afterwards. */
+  port?: boolean;
 }
 
 let dir: string;
@@ -37,22 +38,6 @@ let blocker: net.Server;
 let takenPort: number;
 let closedPort: number;
 const catalogs = { missing: '', notJson: '', entryMissingTask: '' };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const refused = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(false)));
-    socket.once('error', () => resolve(true));
-  });
 
 beforeAll(async () => {
   if (!fs.existsSync(path.join(ROOT, 'dist/src/cli/main.js'))) throw new Error('run "npm run build" first (npm test does)');
@@ -82,8 +67,9 @@ const word = fc.stringMatching(/^[a-z][a-z0-9]{2,9}$/);
 const secret = fc.stringMatching(/^[A-Za-z0-9]{32,40}$/);
 const pick = <T>(...xs: T[]) => fc.constantFrom(...xs);
 
-/** `serve` with a port of its own, so that the test can see nothing stays listening there. */
-const serveWith = (args: string[]) => fc.integer({ min: 20_000, max: 40_000 }).map((port) => ({ args: ['serve', '--port', String(port), ...args], port }));
+/** `serve` with a free port of its own (PORT), so that the test can see nothing stays listening there. */
+const PORT = '<free port>';
+const serveWith = (args: string[]) => fc.constant({ args: ['serve', '--port', PORT, ...args], port: true as boolean | undefined });
 
 const FILE_STORE_COMMANDS = [
   ['keys', 'create'],
@@ -106,7 +92,7 @@ const STORE_COMMANDS = [['keys', 'create'], ['keys', 'list'], ['usage']];
 
 const withServe = (cmds: string[][], extra: string[]) =>
   fc.oneof(
-    pick(...cmds).map((c) => ({ args: [...c, ...extra] as string[], port: undefined as number | undefined })),
+    pick(...cmds).map((c) => ({ args: [...c, ...extra] as string[], port: undefined as boolean | undefined })),
     serveWith(extra),
   );
 
@@ -194,9 +180,11 @@ it(
   async () => {
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {
-        const r = await hearth(c.args);
+        const port = c.port ? await freePort() : undefined;
+        const args = c.args.map((a) => (a === PORT ? String(port) : a));
+        const r = await hearth(args);
         const output = r.stdout + r.stderr;
-        const context = `${c.what}: hearth ${c.args.join(' ')}\n${output}`;
+        const context = `${c.what}: hearth ${args.join(' ')}\n${output}`;
         expect(r.killed, `still running after ${LIMIT_MS} ms: ${context}`).toBe(false);
         expect(r.code, context).not.toBe(0);
         expect(r.stdout, context).toBe('');
@@ -206,7 +194,7 @@ it(
         for (const n of c.named) expect(lines[0], context).toContain(n);
         expect(output, context).not.toMatch(/^\s+at /m);
         for (const s of c.secrets ?? []) expect(output, context).not.toContain(s);
-        if (c.port !== undefined) expect(await refused(c.port), context).toBe(true);
+        if (port !== undefined) expect(await refused(port), context).toBe(true);
       }),
       { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );

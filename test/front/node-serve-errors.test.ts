@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { serve } from '../../src/front/node/serve.js';
 import type { ServeOptions } from '../../src/front/node/options.js';
 import { fixtures } from '../helpers/fixtures.js';
+import { freePort, refused } from '../helpers/ports.js';
 import { waitReady } from '../helpers/server.js';
 
 const dirs: string[] = [];
@@ -18,23 +19,6 @@ const tempDir = () => {
   return d;
 };
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
-
-/** A port nothing listens on (a listener is opened and closed to find one). */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const refused = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(false)));
-    socket.once('error', () => resolve(true));
-  });
 
 const base = (): ServeOptions => ({ dataDir: tempDir(), store: 'memory', logLevel: 'silent' });
 const catalogFile = (data: unknown) => {
