@@ -122,7 +122,7 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
       server.close().then(
         () => resolve(0),
         (err: unknown) => {
-          io.err(`hearth serve: error while shutting down: ${(err as Error)?.stack ?? String(err)}`);
+          io.err(`hearth: serve: error while shutting down: ${(err as Error)?.message ?? String(err)}`);
           resolve(1);
         },
       );
