@@ -227,7 +227,8 @@ export class RedisStore implements AccessStore {
       opened = true;
     } catch (err) {
       client.disconnect();
-      throw new Error(`cannot use the redis store at ${shown}: ${(err as Error)?.message ?? err}`);
+      // connect() fails with "Connection is closed."; the cause is the last 'error' event's.
+      throw new Error(`cannot use the redis store at ${shown}: ${lastError || ((err as Error)?.message ?? err)}`);
     }
     return new RedisStore(client, opts.prefix ?? 'hearth:');
   }

@@ -26,7 +26,8 @@ export function parse<O extends Options>(
     return { values: values as FlagValues<O>, positionals };
   } catch (err) {
     const msg = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '.');
-    throw new UsageError(`${command}: ${msg}`);
+    const hint = /^Unknown option/.test(msg) ? `. Run "hearth ${command.split(' ')[0]} --help" for its options.` : '';
+    throw new UsageError(`${command}: ${msg}${hint}`);
   }
 }
 

@@ -1,6 +1,7 @@
 // The `hearth` command as a function: main(argv, io) → exit status. src/cli/main.ts runs it.
 
-import { CliError, UsageError } from './errors.js';
+import { describeFsError } from '../front/node/system-errors.js';
+import { CliError, UsageError, redactSecrets } from './errors.js';
 import { processIo, type Io } from './io.js';
 import { packageVersion } from './package-root.js';
 import { INCIDENT_HELP, incidentCommand } from './commands/incident.js';
@@ -21,7 +22,7 @@ Commands:
   incident add|list         incidents announced on the status page
 
 Run "hearth <command> --help" for a command's options.
-Options: -h, --help (this help), -v, --version
+Options: -h, --help (this help), -v, --version, --debug (stack traces on errors; or DEBUG=hearth)
 `;
 
 const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number>; help: string }> = {
@@ -32,9 +33,23 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
   incident: { run: incidentCommand, help: INCIDENT_HELP },
 };
 
+/** `--debug` anywhere on the command line, or DEBUG naming hearth (as the debug package reads it). */
+export function debugWanted(argv: string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  return argv.includes('--debug') || (env.DEBUG ?? '').split(/[\s,]+/).some((p) => p === '*' || /^hearth(:?\*)?$/.test(p));
+}
+
+/** A failure as the one line the user reads ("hearth: …"), with the stack after it when debugging. */
+export function errorLine(err: unknown, debug: boolean): string {
+  const e = err as Error;
+  const message = err instanceof CliError ? err.message : (describeFsError(err) ?? e?.message ?? String(err));
+  const line = `hearth: ${redactSecrets(String(message)).replace(/\s*\n\s*/g, ' ')}`;
+  return debug && e?.stack ? `${line}\n${redactSecrets(e.stack)}` : line;
+}
+
 /** Runs the CLI; resolves with the exit status. */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
-  const [cmd, ...rest] = argv;
+  const debug = debugWanted(argv);
+  const [cmd, ...rest] = argv.filter((a) => a !== '--debug');
   try {
     if (cmd === undefined) {
       io.err(MAIN_HELP);
@@ -57,13 +72,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     }
     return await c.run(rest, io);
   } catch (err) {
-    if (err instanceof CliError) {
-      io.err(`hearth: ${err.message}`);
-      return err.exitCode;
-    }
     // The message says what to do; the stack is for whoever debugs hearth itself.
-    const e = err as Error;
-    io.err(`hearth: ${(process.env.HEARTH_DEBUG ? e?.stack : e?.message) ?? String(err)}`);
-    return 1;
+    io.err(errorLine(err, debug));
+    return err instanceof CliError ? err.exitCode : 1;
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CatalogError, catalogProblems } from './catalog-errors.js';
 import type { CatalogEntry } from './protocol.js';
 
 /** One catalog entry, as catalog files (the package's and the data dir's) hold it. */
@@ -8,7 +9,8 @@ export const catalogEntrySchema = z.object({
   class: z.string(),
   context_length: z.number().int().positive(),
   source: z.string().min(1),
-  dtype: z.record(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
+  // Devices not named use fp32.
+  dtype: z.partialRecord(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
   price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }),
   owned_by: z.string().optional(),
 });
@@ -23,9 +25,18 @@ export function isHubId(source: string): boolean {
 /**
  * Parses a catalog file. Local sources are resolved against the catalog's folder
  * (`resolve` joins paths in a way that suits the runtime: node:path or URLs).
+ * Throws a CatalogError naming the entry and field at fault (the caller names the file).
  */
 export function parseCatalog(text: string, resolve: (source: string) => string): CatalogEntry[] {
-  const parsed = catalogSchema.parse(JSON.parse(text));
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new CatalogError(`not valid JSON: ${(err as Error).message}`);
+  }
+  const result = catalogSchema.safeParse(data);
+  if (!result.success) throw new CatalogError(catalogProblems(result.error, data));
+  const parsed = result.data;
   return parsed.models.map((m) => ({
     ...m,
     dtype: m.dtype as CatalogEntry['dtype'],

@@ -8,6 +8,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { catalogEntrySchema } from '../engine/catalog.js';
+import { catalogProblems } from '../engine/catalog-errors.js';
 import type { CatalogEntry } from '../engine/protocol.js';
 
 export const SERVED_CATALOG = 'catalog.json';
@@ -32,7 +33,7 @@ export async function readOverlay(dataDir: string): Promise<Overlay> {
     throw new Error(`the served catalog ${file} is not valid JSON: ${(e as Error).message}`);
   }
   const r = overlaySchema.safeParse(data);
-  if (!r.success) throw new Error(`the served catalog ${file} is malformed: ${r.error.issues[0]?.message}`);
+  if (!r.success) throw new Error(`the served catalog ${file} is malformed: ${catalogProblems(r.error, data)}`);
   return r.data;
 }
 

@@ -85,4 +85,13 @@ describe('/admin/models routes', () => {
     expect((await post('/admin/models/svc/x/undeploy', {})).status).toBe(404);
     expect(calls).toEqual([]);
   });
+
+  it('takes a dtype for some devices only (the others use fp32), and refuses an unknown device', async () => {
+    const { post, calls } = withAdmin();
+    expect((await post('/admin/models', { id: 'svc/x', from: '/m', dtype: { webgpu: 'q4f16' } })).status).toBe(201);
+    expect(calls).toEqual([['add', { id: 'svc/x', from: '/m', dtype: { webgpu: 'q4f16' } }]]);
+    const bad = await post('/admin/models', { id: 'svc/y', from: '/m', dtype: { tpu: 'fp32' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('dtype');
+  });
 });

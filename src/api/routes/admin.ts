@@ -2,6 +2,7 @@
 // only: any other valid key gets 403 permission_denied. The work itself is the
 // runtime's (the Node server's model operations); this module checks and shapes.
 import { z } from 'zod';
+import { catalogEntrySchema } from '../../engine/catalog.js';
 import type { ModelState } from '../../engine/protocol.js';
 import type { ModelAdmin } from '../../types.js';
 import { type Ctx, type RouteDeps, readJson } from '../context.js';
@@ -15,7 +16,7 @@ const addSchema = z.object({
   task: z.enum(['chat', 'completion', 'embedding']).optional(),
   context_length: z.number().int().positive().optional(),
   class: z.string().min(1).optional(),
-  dtype: z.record(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
+  dtype: catalogEntrySchema.shape.dtype,
   price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }).optional(),
 });
 

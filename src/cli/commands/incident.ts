@@ -31,7 +31,7 @@ export async function incidentCommand(args: string[], io: Io): Promise<number> {
     if (values.help) return io.out(INCIDENT_HELP), 0;
     const text = positionals.join(' ').trim();
     if (!text) throw new UsageError('incident add: give the text, e.g. hearth incident add "Degraded latency on svc/tiny-chat"');
-    const dataDir = dataDirOf(values);
+    const dataDir = dataDirOf(values, { create: true });
     const a = await appendIncident(dataDir, text);
     io.out(`${a.at}  ${a.text}\n(appended to ${incidentsPath(dataDir)})`);
     return 0;

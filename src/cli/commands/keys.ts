@@ -1,5 +1,6 @@
 // hearth keys create | list | revoke
 
+import { KEY_PREFIX, isKeyId, isWellFormedKey } from '../../access/keys.js';
 import { HELP_OPTION, STORE_OPTIONS, intFlag, parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
 import { dataDirOf, openAccess } from '../store.js';
@@ -132,6 +133,14 @@ async function revoke(args: string[], io: Io): Promise<number> {
   // "-" reads the key from stdin, keeping it out of shell history and process lists.
   const target = positionals[0] === '-' ? (await readStdin()).trim() : positionals[0]!;
   if (!target) throw new UsageError('keys revoke: no key given on stdin');
+  // Whatever was pasted is not echoed: it may be some other secret.
+  if (!isWellFormedKey(target) && !isKeyId(target)) {
+    throw new UsageError(
+      target.startsWith(KEY_PREFIX)
+        ? `keys revoke: the key given is malformed (expected ${KEY_PREFIX} followed by at least 32 letters and digits)`
+        : `keys revoke: give a key (${KEY_PREFIX}…) or a key id (key_…, as "hearth keys list" shows)`,
+    );
+  }
   const access = await openAccess(values, { readOnly: true });
   try {
     const info = await access.revokeKey(target).catch((err: Error) => {

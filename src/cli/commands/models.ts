@@ -2,10 +2,12 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isHubId } from '../../engine/catalog.js';
+import { isHubId, parseCatalog } from '../../engine/catalog.js';
+import { CatalogError } from '../../engine/catalog-errors.js';
 import { downloadModel } from '../../engine/hub/node.js';
 import { CheckpointError, validateCheckpoint } from '../../engine/models/files.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelTask } from '../../engine/protocol.js';
+import { explainErrno } from '../../front/node/system-errors.js';
 import { classifySource, checkId, entryFromFolder, entryFromHub, nodeFiles } from '../../ops/checkpoints.js';
 import { hubCacheDir } from '../../ops/model-ops.js';
 import { applyOverlay, readOverlay, recordAdd, recordRedeploy, recordRemove, updateOverlay } from '../../ops/served-catalog.js';
@@ -105,10 +107,13 @@ async function call(r: Remote, method: string, p: string, body?: unknown): Promi
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
   } catch (e) {
-    throw new CliError(`cannot reach ${r.url}: ${(e as Error).message}`);
+    throw new CliError(`cannot reach --url ${r.url}: ${explainErrno((e as Error).cause ?? e)}; is a Hearth server running there?`);
   }
   const data = (await res.json().catch(() => ({}))) as { error?: { message?: string; code?: string } };
-  if (!res.ok) throw new CliError(`${r.url} answered ${res.status}${data.error?.code ? ` ${data.error.code}` : ''}: ${data.error?.message ?? ''}`);
+  if (!res.ok) {
+    const hint = res.status === 401 || res.status === 403 ? ' (check --key: it must be an admin key of that server)' : '';
+    throw new CliError(`${r.url} answered ${res.status}${data.error?.code ? ` ${data.error.code}` : ''}: ${data.error?.message ?? ''}${hint}`);
+  }
   return data;
 }
 
@@ -181,11 +186,11 @@ async function add(args: string[], io: Io): Promise<number> {
     return 0;
   }
 
-  const dataDir = dataDirOf(values);
+  const dataDir = dataDirOf(values, { create: true });
   try {
     checkId(req.id);
     const overlay = await readOverlay(dataDir);
-    const base = readCatalogEntries(path.resolve(values.catalog ?? defaultCatalogPath()));
+    const base = readCatalogEntries(catalogOf(values));
     if (applyOverlay(base, overlay).some((e) => e.id === req.id)) {
       throw new CliError(`${req.id} already exists in the served catalog of ${dataDir}; remove it first, or redeploy it`);
     }
@@ -232,8 +237,8 @@ async function remove(args: string[], io: Io): Promise<number> {
     io.out(`${id}: removed from ${remote.url}`);
     return 0;
   }
-  const dataDir = dataDirOf(values);
-  const base = readCatalogEntries(path.resolve(values.catalog ?? defaultCatalogPath()));
+  const dataDir = dataDirOf(values, { create: true });
+  const base = readCatalogEntries(catalogOf(values));
   if (!applyOverlay(base, await readOverlay(dataDir)).some((e) => e.id === id)) {
     throw new CliError(`${id} is not in the served catalog of ${dataDir}`);
   }
@@ -253,8 +258,8 @@ async function redeploy(args: string[], io: Io): Promise<number> {
     if (values.wait) return report(io, await waitRemote(remote, id, io));
     return 0;
   }
-  const dataDir = dataDirOf(values);
-  const base = readCatalogEntries(path.resolve(values.catalog ?? defaultCatalogPath()));
+  const dataDir = dataDirOf(values, { create: true });
+  const base = readCatalogEntries(catalogOf(values));
   if (!applyOverlay(base, await readOverlay(dataDir)).some((e) => e.id === id)) {
     throw new CliError(`${id} is not in the served catalog of ${dataDir}`);
   }
@@ -263,33 +268,45 @@ async function redeploy(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-/** The catalog's entries with local sources resolved against its folder (hub ids kept). */
-function readCatalogEntries(file: string): CatalogEntry[] {
-  if (!fs.existsSync(file)) return [];
-  return readCatalog(file).map((e) => ({ ...e, source: isHubId(e.source) ? e.source : path.resolve(path.dirname(file), e.source) }));
+/** The catalog file of --catalog (default: the package's), and how errors name it. */
+function catalogOf(values: { catalog?: string }): { file: string; label: string; given: boolean } {
+  const file = path.resolve(values.catalog ?? defaultCatalogPath());
+  return values.catalog !== undefined ? { file, label: `--catalog ${values.catalog}`, given: true } : { file, label: `the catalog ${file}`, given: false };
+}
+
+/** The catalog's entries with local sources resolved against its folder (hub ids kept);
+ * none when the package's own catalog is missing. */
+function readCatalogEntries(c: { file: string; label: string; given: boolean }): CatalogEntry[] {
+  if (!c.given && !fs.existsSync(c.file)) return [];
+  return readCatalog(c.file, c.label).map((e) => ({ ...e, source: isHubId(e.source) ? e.source : path.resolve(path.dirname(c.file), e.source) }));
 }
 
 export function defaultCatalogPath(): string {
   return path.join(packageRoot(), 'models', 'catalog.json');
 }
 
-/** Reads a catalog: an array of entries, or an object with a `models` array. */
-export function readCatalog(file: string): CatalogEntry[] {
+/** Reads a catalog: an array of entries, or an object with a `models` array; each entry
+ * checked as the server checks it, sources as written. */
+export function readCatalog(file: string, label = `the catalog ${file}`): CatalogEntry[] {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CliError(`cannot read the catalog ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new CliError(`${label} cannot be read: ${explainErrno(err)}`);
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new CliError(`the catalog ${file} is not valid JSON: ${(err as Error).message}`);
+    throw new CliError(`${label} is not valid JSON: ${(err as Error).message}`);
   }
   const entries = Array.isArray(data) ? data : (data as { models?: unknown })?.models;
-  if (!Array.isArray(entries)) throw new CliError(`the catalog ${file} holds neither an array of models nor {"models": [...]}`);
-  return entries as CatalogEntry[];
+  if (!Array.isArray(entries)) throw new CliError(`${label} holds neither an array of models nor {"models": [...]}`);
+  try {
+    return parseCatalog(JSON.stringify({ models: entries }), (source) => source);
+  } catch (err) {
+    throw err instanceof CatalogError ? new CliError(`${label}: ${err.problems}`) : err;
+  }
 }
 
 async function list(args: string[], io: Io): Promise<number> {
@@ -314,13 +331,14 @@ async function list(args: string[], io: Io): Promise<number> {
     );
     return 0;
   }
-  const file = path.resolve(values.catalog ?? defaultCatalogPath());
+  const catalog = catalogOf(values);
+  const { file } = catalog;
   const base = path.dirname(file);
   // With --data-dir: the served catalog (the package's plus what was added or removed there).
   const entries: CatalogEntry[] =
     values['data-dir'] !== undefined
-      ? applyOverlay(readCatalogEntries(file), await readOverlay(dataDirOf(values)))
-      : readCatalog(file);
+      ? applyOverlay(readCatalogEntries(catalog), await readOverlay(dataDirOf(values)))
+      : readCatalog(file, catalog.label);
   const cache = values['data-dir'] !== undefined ? hubCacheDir(dataDirOf(values)) : undefined;
   const rows = entries.map((e) => {
     const source = typeof e.source === 'string' ? e.source : '';

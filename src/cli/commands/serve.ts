@@ -105,7 +105,11 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
   if (!options) return 0;
   // Loaded lazily: the other commands must not pay for (or depend on) the server and engine.
   const { serve } = await import('../../front/node/serve.js');
-  const server = await serve(options);
+  const server = await serve(options).catch((err: Error) => {
+    // Under `npm start` the flag goes after "--", which the message cannot know.
+    if (process.env.npm_lifecycle_event === 'start' && /--port 0/.test(err.message)) err.message += ' (with npm start: npm start -- --port 0)';
+    throw err;
+  });
   return new Promise<number>((resolve) => {
     let closing = false;
     const stop = (signal: NodeJS.Signals) => {
@@ -118,7 +122,7 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
       server.close().then(
         () => resolve(0),
         (err: unknown) => {
-          io.err(`hearth serve: error while shutting down: ${(err as Error)?.stack ?? String(err)}`);
+          io.err(`hearth: serve: error while shutting down: ${(err as Error)?.message ?? String(err)}`);
           resolve(1);
         },
       );

@@ -16,6 +16,8 @@ import { loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
 import { defaultCatalogFile } from './paths.js';
 import { answerClientErrors } from './client-errors.js';
+import { prepareDataDir } from './data-dir.js';
+import { checkListen, listenError } from './listen.js';
 
 export interface RunningServer {
   url: string;
@@ -29,16 +31,22 @@ const DRAIN_MS = 10_000;
 export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const log = opts.log ?? (() => undefined);
   const host = opts.host ?? '127.0.0.1';
-  // Fail here, with the fix, rather than later as a failed model in a worker.
+  const port = opts.port ?? 8080;
+  // Mistakes are found here, before anything is created or printed, each with an Error
+  // naming the option and the fix, rather than later as a stack trace, an unhandled
+  // 'error' event or a failed model in a worker.
   if (opts.device === 'cuda' && !cudaProviderInstalled()) {
     throw new Error(`--device cuda: onnxruntime-node's CUDA provider is not installed. ${CUDA_INSTALL_HINT}`);
   }
+  await checkListen(host, port);
+  const dataDir = prepareDataDir(opts.dataDir ?? DEFAULT_DATA_DIR);
   if (!opts.catalog) {
     const written = await writeFixtures({ ifMissing: true });
     if (written.length) log(`Wrote fixture models: ${written.join(', ')}`);
   }
-  const catalog = await loadCatalog(opts.catalog ?? defaultCatalogFile(), opts.models);
-  const dataDir = opts.dataDir ?? DEFAULT_DATA_DIR;
+  const catalog = opts.catalog
+    ? await loadCatalog(opts.catalog, opts.models, `--catalog ${opts.catalog}`)
+    : await loadCatalog(defaultCatalogFile(), opts.models);
 
   const access = createAccess({
     store: await openStore(opts.store, dataDir),
@@ -54,13 +62,19 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const metrics = createMetrics({ key: opts.metricsKey });
   const engine = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) });
   metrics.setEngine(engine);
+  // Nothing may outlive a failed start: the worker thread would keep the process alive.
+  const abandon = async (err: unknown): Promise<never> => {
+    await engine.terminate().catch(() => undefined);
+    await access.close().catch(() => undefined);
+    throw err;
+  };
   const ops = await ModelOps.open({
     engine,
     base: catalog,
     dataDir,
     device: opts.device,
     log: (msg, fields) => logger.info(fields ?? {}, msg),
-  });
+  }).catch(abandon);
   const served = ops.entries();
   const runtime: Runtime = {
     ...createRuntime({ engine: metrics.wrap(engine), access, catalog: served }),
@@ -74,14 +88,24 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
   const app = createRouter(runtime, { maxBodyBytes: opts.maxBodyBytes });
 
-  const server = await new Promise<ServerType>((resolve) => {
-    const s = listen({ fetch: app.fetch, hostname: host, port: opts.port ?? 8080 }, () => resolve(s));
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = listen({ fetch: app.fetch, hostname: host, port }, () => {
+      s.off('error', failed);
+      resolve(s);
+    });
+    // Taken since checkListen: said in the same words.
+    const failed = (err: Error) => {
+      stopWatching();
+      stopStateLog();
+      abandon(listenError(err, host, port)).catch(reject);
+    };
+    s.once('error', failed);
   });
   // Requests Node's parser refuses get the JSON error envelope too, not a bare status line.
   answerClientErrors(server as unknown as HttpServer);
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : opts.port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const bound = typeof address === 'object' && address ? address.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   log(`Hearth listening on ${url} (models: ${served.map((e) => e.id).join(', ') || 'none'})`);
   logger.info({ url, models: served.map((e) => e.id), device: opts.device ?? 'cpu', data_dir: dataDir }, 'serving');
 
