@@ -16,6 +16,8 @@ import { loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
 import { defaultCatalogFile } from './paths.js';
 import { answerClientErrors } from './client-errors.js';
+import { undiciTransport } from '../../upstream/node.js';
+import { Upstreams, withUpstreams } from '../../upstream/registry.js';
 
 export interface RunningServer {
   url: string;
@@ -52,8 +54,12 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   // removed or redeployed while running), announced incidents for /status.
   const logger = createLogger({ level: opts.logLevel });
   const metrics = createMetrics({ key: opts.metricsKey });
-  const engine = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) });
+  // Upstream models live beside the local engine; their requests go out over undici's keep-alive pools.
+  const http = undiciTransport();
+  const upstreams = new Upstreams({ transport: http.transport, observer: metrics.upstream });
+  const engine = withUpstreams(startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) }), upstreams);
   metrics.setEngine(engine);
+  metrics.setUpstreams(upstreams);
   const ops = await ModelOps.open({
     engine,
     base: catalog,
@@ -69,6 +75,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     observer: observers(metrics.observer, requestLogger(logger)),
     metrics: metrics.source,
     incidents: () => readIncidents(dataDir),
+    upstreams,
   };
   const stopWatching = ops.watch();
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
@@ -109,6 +116,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
         else logger.info({ after_ms: Date.now() - started }, 'drained');
         http.closeAllConnections?.();
         await runtime.close();
+        await http.close();
       })()),
   };
 }
