@@ -24,6 +24,7 @@ let front: TestServer;
 let faulty: Awaited<ReturnType<typeof faultyServer>>;
 let key: string;
 let deadUrl: string;
+let admin: string;
 
 const keys: Record<string, string> = {};
 const client = (k = key) => new OpenAI({ baseURL: `${front.url}/v1`, apiKey: k, maxRetries: 0 });
@@ -73,6 +74,7 @@ beforeAll(async () => {
     upstreamEntry('svc/broken-chat', 'chat', [`${faulty.url}/bad/v1`], 'svc/tiny-chat'),
   ]);
   key = await createKey(frontDir, ['--name', 'dev', '--rate-limit', '10000']);
+  admin = await createKey(frontDir, ['--name', 'ops', '--admin', '--rate-limit', '10000']);
   for (const name of ['killed', 'limited', 'sandboxed']) {
     keys[name] = await createKey(frontDir, ['--name', name, ...(name === 'limited' ? ['--rate-limit', '2'] : name === 'sandboxed' ? ['--sandbox'] : ['--rate-limit', '10000'])]);
   }
@@ -219,6 +221,28 @@ describe('an upstream model', () => {
     });
     expect(after.prompt_tokens - before.prompt_tokens).toBe(r.usage!.prompt_tokens);
     expect(after.completion_tokens - before.completion_tokens).toBe(r.usage!.completion_tokens);
+  });
+
+  it('is added to a running server with `hearth models add --upstream`', async () => {
+    const cli = (args: string[]) =>
+      run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'models', 'add', ...args]).then(
+        (r) => ({ code: 0, out: r.stdout + r.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+      );
+    const bad = await cli(['--id', 'svc/added', '--upstream', `${upstream.url}/v1`, '--url', front.url, '--key', admin]);
+    expect(bad.code).toBe(2);
+    expect(bad.out).toContain('--upstream-model');
+    const added = await cli([
+      ...['--id', 'svc/added', '--upstream', `${upstream.url}/v1`, '--upstream-model', 'svc/tiny-chat', '--upstream-key-env', 'UPSTREAM_KEY'],
+      ...['--price-in', '0.1', '--price-out', '0.4', '--wait', '--url', front.url, '--key', admin],
+    ]);
+    expect(added.out).toContain('svc/added');
+    expect(added.code).toBe(0);
+    const r = await client().chat.completions.create({ model: 'svc/added', messages, temperature: 0, max_tokens: 8 });
+    const own = await direct().chat.completions.create({ model: 'svc/tiny-chat', messages, temperature: 0, max_tokens: 8 });
+    expect(r.choices[0]!.message.content).toBe(own.choices[0]!.message.content);
+    const served = JSON.parse(await readFile(join(front.dataDir, 'catalog.json'), 'utf8')) as { models: { id: string; upstream?: unknown }[] };
+    expect(served.models.find((m) => m.id === 'svc/added')?.upstream).toMatchObject({ model: 'svc/tiny-chat', api_key_env: 'UPSTREAM_KEY' });
   });
 
   it('keeps the upstream key out of /status, /metrics, the logs and the data dir', async () => {
