@@ -7,7 +7,7 @@
 // on the redis store, from one process at a fixed concurrency. Writes
 // bench/scale-results.json.
 import { createServer } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +92,12 @@ async function frontOverhead() {
   }
 }
 
+/** CPU seconds a process has used (Linux /proc; clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function redisAdmissions() {
   const redis = await startRedis();
   const access = createAccess({ store: await openRedisStore(redis.url), rateLimit: 1_000_000_000 });
@@ -109,10 +115,14 @@ async function redisAdmissions() {
       }
     };
     const t0 = performance.now();
+    const cpu0 = cpuSeconds(redis.proc.pid!);
     await Promise.all(keys.map((k) => worker(k.key)));
     const perSecond = Math.round(done / ((performance.now() - t0) / 1000));
-    log(`redis: ${perSecond} admitted and recorded requests per second (${ADMIT_CONCURRENCY} concurrent, one client process)`);
-    return { concurrency: ADMIT_CONCURRENCY, seconds: ADMIT_SECONDS, requests: done, per_second: perSecond };
+    // What one Redis core could carry: requests per CPU second Redis itself spent.
+    const redisCpu = cpuSeconds(redis.proc.pid!) - cpu0;
+    const perRedisCpuSecond = Math.round(done / Math.max(redisCpu, 0.01));
+    log(`redis: ${perSecond} admitted and recorded requests per second (${ADMIT_CONCURRENCY} concurrent, one client process); redis-server used ${round(redisCpu)} CPU s: ${perRedisCpuSecond} requests per Redis CPU second`);
+    return { concurrency: ADMIT_CONCURRENCY, seconds: ADMIT_SECONDS, requests: done, per_second: perSecond, redis_cpu_seconds: round(redisCpu), per_redis_cpu_second: perRedisCpuSecond };
   } finally {
     await access.close();
     await redis.stop();
