@@ -40,7 +40,9 @@ export async function forward(pool: UpstreamPool, path: string, body: unknown, d
   let last: ApiError | undefined;
   for (const target of order) {
     if (signal?.aborted) break;
-    const timeout = AbortSignal.timeout(pool.spec.timeout_ms ?? DEFAULT_TIMEOUT_MS);
+    // Only the wait for the response headers is timed: a long stream must not be cut.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException('upstream headers timed out', 'TimeoutError')), pool.spec.timeout_ms ?? DEFAULT_TIMEOUT_MS);
     const started = performance.now();
     const done = (ok: boolean, why?: string) => {
       const ms = performance.now() - started;
@@ -53,16 +55,18 @@ export async function forward(pool: UpstreamPool, path: string, body: unknown, d
         method: 'POST',
         headers,
         body: payload,
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal,
       });
     } catch (err) {
       if (signal?.aborted) throw err;
-      const why = networkReason(err);
+      const why = timeout.signal.aborted ? 'timed out' : networkReason(err);
       done(false, why);
       // Unreachable: out of the rotation until a probe finds it again.
       if (why !== 'timed out') target.healthy = false;
       last = upstreamError(pool.id, why);
       continue;
+    } finally {
+      clearTimeout(timer);
     }
     if (res.ok) {
       done(true);

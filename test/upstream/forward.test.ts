@@ -11,8 +11,13 @@ const refused = () => Promise.reject(Object.assign(new TypeError('fetch failed')
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   Promise.resolve(new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } }));
 
-function setup(urls: string[], answer: (url: string, init: RequestInit) => Promise<Response>, env: Record<string, string> = { UP_KEY: 'sk-upstream-secret' }) {
-  const pool = new UpstreamPool('svc/big', { urls, model: 'org/Big-70B', api_key_env: 'UP_KEY' });
+function setup(
+  urls: string[],
+  answer: (url: string, init: RequestInit) => Promise<Response>,
+  env: Record<string, string> = { UP_KEY: 'sk-upstream-secret' },
+  timeout_ms?: number,
+) {
+  const pool = new UpstreamPool('svc/big', { urls, model: 'org/Big-70B', api_key_env: 'UP_KEY', timeout_ms });
   for (const t of pool.targets) t.healthy = true;
   const seen: { url: string; auth: string | null; body: unknown }[] = [];
   const calls: UpstreamCall[] = [];
@@ -88,6 +93,36 @@ describe('forward', () => {
     const err = await failure(forward(pool, '/chat/completions', {}, deps));
     expect(err.message).toContain('UP_KEY');
     expect(seen).toHaveLength(0);
+  });
+
+  it('answers 502 when the headers do not come in time, keeping the URL in the rotation', async () => {
+    const hang = (_url: string, init: RequestInit) =>
+      new Promise<Response>((_, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+    const { pool, deps } = setup(['http://a/v1'], hang, undefined, 50);
+    const err = await failure(forward(pool, '/chat/completions', {}, deps));
+    expect(err).toMatchObject({ status: 502, code: 'upstream_error' });
+    expect(err.message).toContain('timed out');
+    expect(pool.targets[0]!.healthy).toBe(true);
+  });
+
+  it('does not cut a reply that streams past the headers timeout', async () => {
+    // As fetch does, the request's signal aborting also errors the body.
+    const slowBody = (signal: AbortSignal) => {
+      const enc = new TextEncoder();
+      return new ReadableStream<Uint8Array>({
+        async start(c) {
+          signal.addEventListener('abort', () => c.error(signal.reason));
+          for (let i = 0; i < 3; i++) {
+            await new Promise((r) => setTimeout(r, 40));
+            c.enqueue(enc.encode(`part${i};`));
+          }
+          c.close();
+        },
+      });
+    };
+    const { pool, deps } = setup(['http://a/v1'], (_url, init) => Promise.resolve(new Response(slowBody(init.signal!))), undefined, 50);
+    const res = await forward(pool, '/chat/completions', {}, deps);
+    expect(await res.text()).toBe('part0;part1;part2;');
   });
 
   it('answers 502 at once when no URL is healthy', async () => {
