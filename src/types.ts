@@ -58,6 +58,8 @@ export interface RequestEvent {
 
 export interface Observer {
   request(ev: RequestEvent): void;
+  /** Tokens of a request served by an upstream (the engine's own are measured where they run). */
+  upstreamTokens?(model: string, promptTokens: number, completionTokens: number): void;
 }
 
 export interface MetricsSource {

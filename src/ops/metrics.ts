@@ -150,6 +150,10 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
       requests.inc({ method: ev.method, route: ev.route, status: String(ev.status) });
       duration.observe({ route: ev.route }, ev.durationMs / 1000);
     },
+    upstreamTokens(model, prompt, completion) {
+      promptTokens.inc({ model }, prompt);
+      completionTokens.inc({ model }, completion);
+    },
   };
 
   function wrap<E extends EngineApi>(inner: E): E {

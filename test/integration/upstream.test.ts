@@ -196,6 +196,7 @@ describe('an upstream model', () => {
     expect(metrics).toContain(`hearth_upstream_healthy{model="svc/remote-chat",url="${upstream.url}/v1"} 1`);
     expect(metrics).toMatch(new RegExp(`hearth_upstream_errors_total\\{model="svc/flaky-chat",url="${faulty.url}/reset/v1"\\} [1-9]`));
     expect(metrics).toMatch(/hearth_upstream_request_duration_seconds_count\{model="svc\/remote-chat",url="[^"]+"\} [1-9]/);
+    expect(metrics).toMatch(/hearth_completion_tokens_total\{model="svc\/remote-chat"\} [1-9]/);
   });
 
   it('applies the front rate limit and sandbox cap', async () => {

@@ -32,7 +32,10 @@ export function upstreamOr(deps: RouteDeps, endpoint: UpstreamEndpoint, local: (
       pool,
       deps: upstreams.deps,
       signal: c.req.raw.signal,
-      charge: (u) => recordUsage(deps.runtime, principal, id, u.prompt_tokens, u.completion_tokens),
+      charge: (u) => {
+        deps.runtime.observer?.upstreamTokens?.(id, u.prompt_tokens, u.completion_tokens);
+        return recordUsage(deps.runtime, principal, id, u.prompt_tokens, u.completion_tokens);
+      },
     });
   };
 }
