@@ -10,8 +10,7 @@ export const upstreamSchema = z.object({
 });
 
 /** One catalog entry, as catalog files (the package's and the data dir's) hold it. */
-export const catalogEntrySchema = z
-  .object({
+export const catalogEntrySchema = z.object({
   id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'ids look like svc/<name>'),
   task: z.enum(['chat', 'completion', 'embedding']),
   class: z.string(),
@@ -21,13 +20,19 @@ export const catalogEntrySchema = z
   dtype: z.record(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
   price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }),
   owned_by: z.string().optional(),
-  })
-  .refine((e) => e.source !== undefined || e.upstream !== undefined, { message: 'an entry needs a source or an upstream', path: ['source'] });
+});
 
 /** What `source` says of an upstream entry (it has no files). */
 export const upstreamSource = (u: { model: string }) => `upstream:${u.model}`;
 
-const catalogSchema = z.object({ models: z.array(catalogEntrySchema) });
+const catalogSchema = z.object({
+  models: z.array(
+    catalogEntrySchema.refine((e) => e.source !== undefined || e.upstream !== undefined, {
+      message: 'an entry needs a source (or an upstream)',
+      path: ['source'],
+    }),
+  ),
+});
 
 /** Local folders are written as paths ("./fixtures/x", "/opt/m"); anything else is a hub repo id. */
 export function isHubId(source: string): boolean {

@@ -7,7 +7,8 @@ import type { CatalogEntry } from '../../engine/protocol.js';
 /**
  * Reads a catalog file. With `only`, keeps those ids (an unknown one is an error);
  * without, keeps every upstream entry and every local entry whose folder exists (hub
- * models are served only when named), so the default catalog serves whichever fixtures have been written.
+ * models are served only when named), so the default catalog serves whichever
+ * fixtures have been written.
  */
 export async function loadCatalog(file: string, only?: string[]): Promise<CatalogEntry[]> {
   const all = parseCatalog(await readFile(file, 'utf8'), (s) => resolve(dirname(file), s));

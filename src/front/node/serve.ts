@@ -55,8 +55,8 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const logger = createLogger({ level: opts.logLevel });
   const metrics = createMetrics({ key: opts.metricsKey });
   // Upstream models live beside the local engine; their requests go out over undici's keep-alive pools.
-  const http = undiciTransport();
-  const upstreams = new Upstreams({ transport: http.transport, observer: metrics.upstream });
+  const upstreamHttp = undiciTransport();
+  const upstreams = new Upstreams({ transport: upstreamHttp.transport, observer: metrics.upstream });
   const engine = withUpstreams(startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) }), upstreams);
   metrics.setEngine(engine);
   metrics.setUpstreams(upstreams);
@@ -116,7 +116,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
         else logger.info({ after_ms: Date.now() - started }, 'drained');
         http.closeAllConnections?.();
         await runtime.close();
-        await http.close();
+        await upstreamHttp.close();
       })()),
   };
 }
