@@ -82,7 +82,7 @@ export async function forwardGenerate(raw: Body, req: UpstreamRequest): Promise<
       completion_tokens: choices.reduce((n, c) => n + estimateTokens(c.text ?? ''), 0),
       cached_tokens: 0,
     };
-    await req.charge(usage);
+    await req.charge(usage, true);
     return jsonResponse(finalBody(id, pool.id, choices, usage, startedAt));
   }
 
@@ -111,7 +111,7 @@ export async function forwardGenerate(raw: Body, req: UpstreamRequest): Promise<
     finish: () => [finalBody(id, pool.id, choices, fallback(), startedAt)],
     onEnd(end) {
       const u = fallback();
-      if (end.kind !== 'cancelled' || u.completion_tokens > 0) void req.charge(u);
+      req.charge(end.kind !== 'cancelled' || u.completion_tokens > 0 ? u : null).catch(() => undefined);
     },
   });
 }

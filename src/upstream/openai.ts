@@ -23,7 +23,9 @@ export interface UpstreamRequest {
   deps: ForwardDeps;
   /** The caller's connection: aborting it aborts the upstream request. */
   signal?: AbortSignal;
-  charge(usage: TokenUsage): Promise<void>;
+  /** Charges what was delivered (null: nothing) and ends the request's hold on the cap;
+   * `beforeReply`: the reply waits for it (a charge the store cannot take is a 503). */
+  charge(usage: TokenUsage | null, beforeReply?: boolean): Promise<void>;
 }
 
 export type Body = Record<string, unknown>;
@@ -87,7 +89,7 @@ export async function forwardGeneration(kind: 'chat' | 'completion', raw: Body, 
     json.model = pool.id;
     const choices = Array.isArray(json.choices) ? json.choices : [];
     const usage = usageOf(json.usage) ?? { prompt_tokens: prompt, completion_tokens: choices.reduce((n: number, c) => n + estimateTokens(choiceText(c)), 0) };
-    await req.charge(usage);
+    await req.charge(usage, true);
     return jsonResponse(json);
   }
 
@@ -112,7 +114,7 @@ export async function forwardGeneration(kind: 'chat' | 'completion', raw: Body, 
     },
     onEnd(end) {
       const u = usage ?? { prompt_tokens: prompt, completion_tokens: delivered };
-      if (end.kind !== 'cancelled' || u.completion_tokens > 0) void req.charge(u);
+      req.charge(end.kind !== 'cancelled' || u.completion_tokens > 0 ? u : null).catch(() => undefined);
     },
   });
 }
@@ -124,6 +126,6 @@ export async function forwardEmbeddings(raw: Body, req: UpstreamRequest): Promis
   const res = await forward(pool, '/embeddings', { ...body, model: pool.spec.model }, req.deps, req.signal);
   const json = await readUpstreamJson(res, pool.id);
   json.model = pool.id;
-  await req.charge(usageOf(json.usage) ?? { prompt_tokens: promptTokens(body.input), completion_tokens: 0 });
+  await req.charge(usageOf(json.usage) ?? { prompt_tokens: promptTokens(body.input), completion_tokens: 0 }, true);
   return jsonResponse(json);
 }

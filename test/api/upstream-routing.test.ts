@@ -32,6 +32,7 @@ async function setup() {
       const body = init.body ? (JSON.parse(String(init.body)) as Record<string, unknown>) : null;
       sent.push({ url, auth: new Headers(init.headers).get('authorization'), body });
       if (url.endsWith('/models')) return Response.json({ object: 'list', data: [] });
+      if (JSON.stringify(body).includes('FAIL')) return Response.json({ error: { message: 'boom' } }, { status: 500 });
       if (body?.stream) {
         const base = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'org/Big' };
         return sse([
@@ -89,6 +90,10 @@ describe('routing between local and upstream models', () => {
     expect(engine.calls).toHaveLength(0);
     expect(access.records).toHaveLength(1);
     expect(access.records[0]!.usage).toMatchObject({ model: 'svc/remote', prompt_tokens: 7, completion_tokens: 2, cost_usd: (7 * 1 + 2 * 2) / 1e6 });
+    // Held at admission: a whole context of prompt at most plus 5 tokens out, then settled.
+    expect(access.holds).toHaveLength(1);
+    expect(access.holds[0]!.req).toMatchObject({ model: 'svc/remote', maxCostUsd: ((131072 - 5) * 1 + 5 * 2) / 1e6 });
+    expect(access.holds[0]!.settled).toBe(true);
     upstreams.close();
   });
 
@@ -102,6 +107,16 @@ describe('routing between local and upstream models', () => {
     expect(chunks.every((c) => c.model === 'svc/remote' && !('usage' in c))).toBe(true);
     await new Promise((r) => setTimeout(r, 10));
     expect(access.records.map((r) => r.usage)).toMatchObject([{ model: 'svc/remote', prompt_tokens: 7, completion_tokens: 1 }]);
+    expect(access.holds.map((h) => h.settled)).toEqual([true]);
+    upstreams.close();
+  });
+
+  it('frees the hold, charging nothing, when the upstream refuses', async () => {
+    const { access, post, upstreams } = await setup();
+    const res = await post('/v1/chat/completions', { model: 'svc/remote', messages: [{ role: 'user', content: 'FAIL' }] });
+    expect(res.status).toBe(502);
+    expect(access.holds.map((h) => h.settled)).toEqual([true]);
+    expect(access.records).toEqual([]);
     upstreams.close();
   });
 });

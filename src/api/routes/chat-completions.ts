@@ -2,28 +2,30 @@
 // forwards each TokenEvent as its own chunk the moment it arrives.
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { GenerateResult, TokenEvent } from '../../engine/protocol.js';
-import { type Ctx, type RouteDeps, readJson, recordUsage, resolveModel } from '../context.js';
-import { GenerationSet, type Usage } from '../generation.js';
+import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
+import { GenerationSet } from '../generation.js';
+import { reserveGeneration } from '../charge.js';
 import { jsonResponse } from '../errors.js';
 import { nowSeconds, randomId } from '../ids.js';
 import { chatLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
 import { chatRequestSchema, toChatCall } from '../schemas/chat.js';
 import { sseResponse } from '../sse.js';
-import { SYSTEM_FINGERPRINT, finishUsage, respondWith } from './shared.js';
+import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSettle } from './shared.js';
 
 export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const call = toChatCall(parseBody(chatRequestSchema, await readJson(c, deps)));
     const model = await resolveModel(deps.runtime, call.model, 'chat');
-    const set = new GenerationSet(deps.runtime.engine, model.id, [{ messages: call.messages }], call.n, call.sampling, c.req.raw.signal);
-    const principal = c.get('principal');
-    const record = (u: Usage) => recordUsage(deps.runtime, principal, model.id, u.prompt_tokens, u.completion_tokens);
+    const prompts = [{ messages: call.messages }];
+    const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
+    charge.watch(set);
     const id = randomId('chatcmpl-');
     const created = nowSeconds();
 
     if (!call.stream) {
-      const results = await respondWith(set, record);
+      const results = await respondWith(set, charge);
       const usage = set.usage();
       const body: ChatCompletion = {
         id,
@@ -42,7 +44,7 @@ export function chatCompletions(deps: RouteDeps) {
       return jsonResponse(body);
     }
 
-    await set.started();
+    await startStream(set, charge);
 
     const base = {
       id,
@@ -61,9 +63,9 @@ export function chatCompletions(deps: RouteDeps) {
     });
 
     return sseResponse(
-      async (send) => {
-        const streamed = new Array<string>(set.count).fill('');
-        try {
+      (send) =>
+        streamThenSettle(set, charge, async () => {
+          const streamed = new Array<string>(set.count).fill('');
           for (let i = 0; i < set.count; i++) {
             send(chunk([{ index: i, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
           }
@@ -82,11 +84,7 @@ export function chatCompletions(deps: RouteDeps) {
             }
           }
           if (call.includeUsage) send({ ...base, choices: [], usage: finishUsage(set.usage()) });
-        } finally {
-          const u = set.usage();
-          if (!set.cancelled || u.completion_tokens > 0) await record(u);
-        }
-      },
+        }),
       { onCancel: () => set.cancel(), requestId: c.get('requestId') },
     );
   };
