@@ -3,9 +3,9 @@
 // the same chat request sent straight to a stub upstream and through a front
 // server (its own process, file store, one upstream entry), sequentially, medians
 // and p90 compared. (2) How many admissions per second one Redis gives: the access
-// layer's per-request work (authenticate, admit, check the cap, record the usage)
-// on the redis store, from one process at a fixed concurrency. Writes
-// bench/scale-results.json.
+// layer's per-request work (authenticate, admit, check the cap, hold the most the
+// request can cost, settle it to the real cost) on the redis store, from one
+// process at a fixed concurrency. Writes bench/scale-results.json.
 import { createServer } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -102,7 +102,8 @@ async function redisAdmissions() {
   const redis = await startRedis();
   const access = createAccess({ store: await openRedisStore(redis.url), rateLimit: 1_000_000_000 });
   try {
-    const keys = await Promise.all(Array.from({ length: ADMIT_CONCURRENCY }, (_, i) => access.createKey({ name: `bench-${i}` })));
+    // Sandbox keys: their holds go through the cap's reservation, the costlier path.
+    const keys = await Promise.all(Array.from({ length: ADMIT_CONCURRENCY }, (_, i) => access.createKey({ name: `bench-${i}`, sandbox: true })));
     const end = Date.now() + ADMIT_SECONDS * 1000;
     let done = 0;
     const worker = async (key: string) => {
@@ -110,7 +111,8 @@ async function redisAdmissions() {
         const p = await access.authenticate(`Bearer ${key}`);
         await access.admit(p);
         await access.checkQuota(p);
-        await access.record(p, { model: 'svc/remote', prompt_tokens: 12, completion_tokens: 6, cost_usd: 0.0000036 });
+        const hold = await access.reserve(p, { model: 'svc/remote', maxCostUsd: 0.001 });
+        await hold.settle({ model: 'svc/remote', prompt_tokens: 12, completion_tokens: 6, cost_usd: 0.0000036 }, { beforeReply: true });
         done++;
       }
     };
@@ -121,7 +123,7 @@ async function redisAdmissions() {
     // What one Redis core could carry: requests per CPU second Redis itself spent.
     const redisCpu = cpuSeconds(redis.proc.pid!) - cpu0;
     const perRedisCpuSecond = Math.round(done / Math.max(redisCpu, 0.01));
-    log(`redis: ${perSecond} admitted and recorded requests per second (${ADMIT_CONCURRENCY} concurrent, one client process); redis-server used ${round(redisCpu)} CPU s: ${perRedisCpuSecond} requests per Redis CPU second`);
+    log(`redis: ${perSecond} admitted, held and settled requests per second (${ADMIT_CONCURRENCY} concurrent, one client process); redis-server used ${round(redisCpu)} CPU s: ${perRedisCpuSecond} requests per Redis CPU second`);
     return { concurrency: ADMIT_CONCURRENCY, seconds: ADMIT_SECONDS, requests: done, per_second: perSecond, redis_cpu_seconds: round(redisCpu), per_redis_cpu_second: perRedisCpuSecond };
   } finally {
     await access.close();
