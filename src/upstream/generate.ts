@@ -7,7 +7,7 @@ import { parseBody } from '../api/schemas/common.js';
 import { generateRequestSchema, toGenerateCall, type GenerateCall } from '../api/schemas/generate.js';
 import { randomId } from '../api/ids.js';
 import { forward } from './forward.js';
-import { estimateTokens, readUpstreamJson, type Body, type TokenUsage, type UpstreamRequest } from './openai.js';
+import { estimateTokens, readUpstreamJson, usageOf, type Body, type TokenUsage, type UpstreamRequest } from './openai.js';
 import { relaySse } from './relay.js';
 
 interface Choice {
@@ -41,7 +41,7 @@ function finishInfo(reason: string | null, completionTokens: number) {
   return reason === 'length' ? { type: 'length', length: completionTokens } : { type: 'stop', matched: null };
 }
 
-function finalBody(id: string, model: string, choices: Choice[], usage: TokenUsage & { cached_tokens?: number }, startedAt: number) {
+function finalBody(id: string, model: string, choices: Choice[], usage: TokenUsage, startedAt: number) {
   const latency = (Date.now() - startedAt) / 1000;
   const sorted = [...choices].sort((a, b) => a.index - b.index);
   const meta = {
@@ -59,12 +59,6 @@ function finalBody(id: string, model: string, choices: Choice[], usage: TokenUsa
   };
 }
 
-const usageWithCache = (u: unknown): (TokenUsage & { cached_tokens: number }) | null => {
-  const x = u as { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | null;
-  if (!x || typeof x.prompt_tokens !== 'number') return null;
-  return { prompt_tokens: x.prompt_tokens, completion_tokens: x.completion_tokens ?? 0, cached_tokens: x.prompt_tokens_details?.cached_tokens ?? 0 };
-};
-
 export async function forwardGenerate(raw: Body, req: UpstreamRequest): Promise<Response> {
   const call = toGenerateCall(parseBody(generateRequestSchema, raw));
   if (call.returnLogprob) throw invalidRequest('return_logprob is not supported for models served by an upstream.', 'return_logprob');
@@ -77,7 +71,7 @@ export async function forwardGenerate(raw: Body, req: UpstreamRequest): Promise<
   if (!call.stream) {
     const json = await readUpstreamJson(await forward(pool, '/completions', body, req.deps, req.signal), pool.id);
     const choices = (Array.isArray(json.choices) ? json.choices : []) as Choice[];
-    const usage = usageWithCache(json.usage) ?? {
+    const usage = usageOf(json.usage) ?? {
       prompt_tokens: promptEstimate,
       completion_tokens: choices.reduce((n, c) => n + estimateTokens(c.text ?? ''), 0),
       cached_tokens: 0,
@@ -89,13 +83,13 @@ export async function forwardGenerate(raw: Body, req: UpstreamRequest): Promise<
   const res = await forward(pool, '/completions', { ...body, stream: true, stream_options: { include_usage: true } }, req.deps, req.signal);
   const count = call.prompts.length * call.n;
   const choices: Choice[] = Array.from({ length: count }, (_, index) => ({ index, text: '', finish_reason: null }));
-  let usage: ReturnType<typeof usageWithCache> = null;
+  let usage: TokenUsage | null = null;
   let delivered = 0;
   const fallback = () => usage ?? { prompt_tokens: promptEstimate, completion_tokens: delivered, cached_tokens: 0 };
   return relaySse(res.body!, {
     id: pool.id,
     map(ev) {
-      usage = usageWithCache(ev.usage) ?? usage;
+      usage = usageOf(ev.usage) ?? usage;
       const got = (Array.isArray(ev.choices) ? ev.choices : []) as Choice[];
       if (!got.length) return undefined;
       for (const c of got) {

@@ -15,6 +15,7 @@ import { relaySse } from './relay.js';
 export interface TokenUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  cached_tokens?: number;
 }
 
 /** What a forwarded request needs: where to send it, and how to charge the caller. */
@@ -62,10 +63,12 @@ export async function readUpstreamJson(res: Response, id: string): Promise<Body>
   throw upstreamError(id, 'its answer was not a JSON object');
 }
 
-const usageOf = (v: unknown): TokenUsage | null => {
-  const u = v as Partial<TokenUsage> | null | undefined;
-  return u && typeof u.prompt_tokens === 'number' ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens ?? 0 } : null;
-};
+/** An upstream's `usage` object, or null when it has none. */
+export function usageOf(v: unknown): TokenUsage | null {
+  const u = v as { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | null | undefined;
+  if (!u || typeof u.prompt_tokens !== 'number') return null;
+  return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens ?? 0, cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 };
+}
 
 /** Output text a choice carries, chat (message/delta) or completion (text). */
 function choiceText(choice: unknown): string {
