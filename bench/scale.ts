@@ -16,7 +16,7 @@ import { createAccess } from '../src/access/access.js';
 import { openRedisStore } from '../src/access/redis-store.js';
 import { createKey, startServer } from '../test/helpers/server.js';
 import { startRedis } from '../test/helpers/redis.js';
-import { upstreamEntry, writeCatalog } from '../test/helpers/upstream.js';
+import { catalogUpstream, writeCatalog } from '../test/helpers/upstream.js';
 
 const REQUESTS = Number(process.env.SCALE_REQUESTS ?? 300);
 /** The front server's store: file (the default deployment) or memory (no disk in the path). */
@@ -65,7 +65,7 @@ async function timeRequests(url: string, key: string, model: string): Promise<nu
 async function frontOverhead() {
   const stub = await stubUpstream();
   const dir = await mkdtemp(join(tmpdir(), 'hearth-scale-'));
-  const catalog = await writeCatalog(dir, [upstreamEntry('svc/remote', 'chat', [`${stub.url}/v1`], 'stub-model', { api_key_env: undefined })]);
+  const catalog = await writeCatalog(dir, [catalogUpstream('svc/remote', 'chat', [`${stub.url}/v1`], 'stub-model', { api_key_env: undefined })]);
   const created = FRONT_STORE === 'memory' ? undefined : await createKey(dir, ['--rate-limit', '1000000']);
   const front = await startServer(['--catalog', catalog, '--rate-limit', '1000000', '--log-level', 'warn', '--store', FRONT_STORE], dir);
   // A memory store starts empty: the server prints the key it creates.

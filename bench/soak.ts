@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { writeFixtures } from '../models/index.js';
 import { createKey, startServer, waitReady, type TestServer } from '../test/helpers/server.js';
-import { upstreamEntry, writeCatalog } from '../test/helpers/upstream.js';
+import { catalogUpstream, writeCatalog } from '../test/helpers/upstream.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 4);
@@ -33,8 +33,8 @@ const port = new URL(upstream.url).port;
 const frontDir = await mkdtemp(join(tmpdir(), 'hearth-soak-front-'));
 const live = `${upstream.url}/v1`;
 const catalog = await writeCatalog(frontDir, [
-  upstreamEntry('svc/remote-chat', 'chat', [live], 'svc/tiny-chat', { probe_interval_ms: 500 }),
-  upstreamEntry('svc/remote-embed', 'embedding', [live], 'svc/tiny-embed', { probe_interval_ms: 500 }),
+  catalogUpstream('svc/remote-chat', 'chat', [live], 'svc/tiny-chat', { probe_interval_ms: 500 }),
+  catalogUpstream('svc/remote-embed', 'embedding', [live], 'svc/tiny-embed', { probe_interval_ms: 500 }),
 ]);
 const key = await createKey(frontDir, ['--name', 'soak', '--rate-limit', '1000000']);
 process.env.UPSTREAM_KEY = upKey;

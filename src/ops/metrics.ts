@@ -102,7 +102,7 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
 
   const upstreamLatency = new Histogram({
     name: 'hearth_upstream_request_duration_seconds',
-    help: 'Time to an upstream response headers (or its failure), per model and URL.',
+    help: "Time to an upstream's response headers (or its failure), per model and URL.",
     labelNames: ['model', 'url'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],

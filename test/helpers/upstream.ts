@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 export const PRICE = { input_per_1m: 0.1, output_per_1m: 0.4 };
 
-export function upstreamEntry(id: string, task: string, urls: string[], model: string, extra: Record<string, unknown> = {}) {
+export function catalogUpstream(id: string, task: string, urls: string[], model: string, extra: Record<string, unknown> = {}) {
   return {
     id,
     task,

@@ -13,7 +13,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtures } from '../helpers/fixtures.js';
 import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
-import { deadPort, faultyServer, upstreamEntry, writeCatalog } from '../helpers/upstream.js';
+import { deadPort, faultyServer, catalogUpstream, writeCatalog } from '../helpers/upstream.js';
 
 const run = promisify(execFile);
 const CAP_USD = 0.0003;
@@ -69,10 +69,10 @@ beforeAll(async () => {
 
   const frontDir = await mkdtemp(join(tmpdir(), 'hearth-front-'));
   const catalog = await writeCatalog(frontDir, [
-    upstreamEntry('svc/remote-chat', 'chat', [deadUrl, live], 'svc/tiny-chat'),
-    upstreamEntry('svc/remote-embed', 'embedding', [live], 'svc/tiny-embed'),
-    upstreamEntry('svc/flaky-chat', 'chat', [`${faulty.url}/reset/v1`, live], 'svc/tiny-chat'),
-    upstreamEntry('svc/broken-chat', 'chat', [`${faulty.url}/bad/v1`], 'svc/tiny-chat'),
+    catalogUpstream('svc/remote-chat', 'chat', [deadUrl, live], 'svc/tiny-chat'),
+    catalogUpstream('svc/remote-embed', 'embedding', [live], 'svc/tiny-embed'),
+    catalogUpstream('svc/flaky-chat', 'chat', [`${faulty.url}/reset/v1`, live], 'svc/tiny-chat'),
+    catalogUpstream('svc/broken-chat', 'chat', [`${faulty.url}/bad/v1`], 'svc/tiny-chat'),
   ]);
   key = await createKey(frontDir, ['--name', 'dev', '--rate-limit', '10000']);
   admin = await createKey(frontDir, ['--name', 'ops', '--admin', '--rate-limit', '10000']);
