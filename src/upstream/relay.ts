@@ -18,7 +18,6 @@ export interface RelayOptions {
   finish?(): unknown[];
   /** Called once, however the stream ended. */
   onEnd(end: RelayEnd): void;
-  headers?: Record<string, string>;
 }
 
 const encoder = new TextEncoder();
@@ -114,5 +113,5 @@ export function relaySse(upstream: ReadableStream<Uint8Array>, opts: RelayOption
     },
     { highWaterMark: 0 },
   );
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...(opts.headers ?? {}) } });
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
 }
