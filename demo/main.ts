@@ -58,6 +58,10 @@ const started = catalog().then((list) => startHearth({
   apiKey: params.get('key') ?? undefined,
   throttleMs: params.has('throttle') ? Number(params.get('throttle')) : undefined,
   waitForModels: !params.has('nowait'),
+  // `?upstream=URL&upstreamModel=NAME[&upstreamKey=KEY]`: also serve svc/upstream from that server.
+  upstreams: params.has('upstream')
+    ? [{ id: 'svc/upstream', url: params.get('upstream')!, model: params.get('upstreamModel') ?? '', apiKey: params.get('upstreamKey') ?? undefined }]
+    : undefined,
   onProgress: showProgress,
 }));
 window.hearth = started.then((h) => {

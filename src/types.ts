@@ -1,5 +1,7 @@
 import type { Access } from './access/types.js';
 import type { CatalogEntry, EngineApi, ModelState, ModelTask } from './engine/protocol.js';
+import type { Upstreams } from './upstream/registry.js';
+import type { UpstreamSpec } from './upstream/types.js';
 
 /** What the router needs from the runtime it serves. Built by createRuntime (Node)
  * or the in-page starter (browser); the router does not care which. */
@@ -15,6 +17,8 @@ export interface Runtime {
   observer?: Observer;
   /** Renders /metrics; absent: /metrics answers 404. */
   metrics?: MetricsSource;
+  /** Models served by upstream engines (their requests are forwarded); absent: none. */
+  upstreams?: Upstreams;
   /** Announced incidents for /status, newest first. */
   incidents?(): Promise<Announcement[]>;
 }
@@ -23,7 +27,9 @@ export interface Runtime {
 export interface AddModelRequest {
   id: string;
   /** A local folder (absolute, or relative to the server's working directory) or a hub repo id. */
-  from: string;
+  from?: string;
+  /** Instead of `from`: forward the model to an OpenAI-speaking upstream. */
+  upstream?: UpstreamSpec;
   task?: ModelTask;
   context_length?: number;
   class?: string;
@@ -52,6 +58,8 @@ export interface RequestEvent {
 
 export interface Observer {
   request(ev: RequestEvent): void;
+  /** Tokens of a request served by an upstream (the engine's own are measured where they run). */
+  upstreamTokens?(model: string, promptTokens: number, completionTokens: number): void;
 }
 
 export interface MetricsSource {

@@ -17,6 +17,7 @@ import { getModel, listModels } from './routes/models.js';
 import { statusPage } from './routes/status.js';
 import { addModel, listAdminModels, redeployModel, removeModel } from './routes/admin.js';
 import { metrics } from './routes/metrics.js';
+import { upstreamOr } from './routes/upstream.js';
 
 export type Router = Hono<ApiEnv>;
 
@@ -154,10 +155,10 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   route('GET', '/status', statusPage(deps, incidents, since), false);
   route('GET', `${base}/models`, listModels(deps));
   route('GET', `${base}/models/:id{.+}`, getModel(deps));
-  route('POST', `${base}/chat/completions`, chatCompletions(deps));
-  route('POST', `${base}/completions`, completions(deps));
-  route('POST', `${base}/embeddings`, embeddings(deps));
-  route('POST', '/generate', generate(deps));
+  route('POST', `${base}/chat/completions`, upstreamOr(deps, 'chat', chatCompletions(deps)));
+  route('POST', `${base}/completions`, upstreamOr(deps, 'completion', completions(deps)));
+  route('POST', `${base}/embeddings`, upstreamOr(deps, 'embedding', embeddings(deps)));
+  route('POST', '/generate', upstreamOr(deps, 'generate', generate(deps)));
   route('GET', '/metrics', metrics(deps), false);
   route('GET', '/admin/models', listAdminModels(deps));
   route('POST', '/admin/models', addModel(deps));

@@ -2,6 +2,8 @@
 // Everything here crosses a worker boundary through comlink, so it must be
 // structured-clone friendly: plain objects, arrays, typed arrays. No classes.
 
+import type { UpstreamSpec } from '../upstream/types.js';
+
 export type ModelTask = 'chat' | 'completion' | 'embedding';
 export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed';
 export type Device = 'cpu' | 'cuda' | 'webgpu' | 'wasm';
@@ -17,6 +19,8 @@ export interface CatalogEntry {
   dtype?: Partial<Record<Device, string>>;
   price: { input_per_1m: number; output_per_1m: number };
   owned_by?: string;
+  /** Served by an OpenAI-speaking cluster instead of the local engine (then `source` only describes it). */
+  upstream?: UpstreamSpec;
 }
 
 export interface ModelState {

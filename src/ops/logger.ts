@@ -32,15 +32,17 @@ export function requestLogger(log: Logger): Observer {
 
 /** Several observers as one. */
 export function observers(...list: Observer[]): Observer {
-  return {
-    request(ev) {
-      for (const o of list) {
-        try {
-          o.request(ev);
-        } catch {
-          // one observer failing must not stop the others
-        }
+  const each = (f: (o: Observer) => void) => {
+    for (const o of list) {
+      try {
+        f(o);
+      } catch {
+        // one observer failing must not stop the others
       }
-    },
+    }
+  };
+  return {
+    request: (ev) => each((o) => o.request(ev)),
+    upstreamTokens: (model, p, c) => each((o) => o.upstreamTokens?.(model, p, c)),
   };
 }

@@ -5,6 +5,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineApi, GenerateRequest, TokenEvent } from '../engine/protocol.js';
 import type { MetricsSource, Observer, RequestEvent } from '../types.js';
+import type { Upstreams } from '../upstream/registry.js';
+import type { UpstreamObserver } from '../upstream/types.js';
 
 const STATUSES = ['ready', 'starting', 'redeploying', 'failed'] as const;
 
@@ -16,12 +18,17 @@ export interface Metrics {
   wrap<E extends EngineApi>(engine: E): E;
   /** Where model states and load figures come from at scrape time. */
   setEngine(engine: EngineApi): void;
+  /** Told about each upstream call (latency, errors). */
+  upstream: UpstreamObserver;
+  /** Where upstream URLs' health comes from at scrape time. */
+  setUpstreams(upstreams: Upstreams): void;
 }
 
 export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'hearth_' });
   let engine: EngineApi | undefined;
+  let upstreams: Upstreams | undefined;
 
   const requests = new Counter({
     name: 'hearth_http_requests_total',
@@ -93,6 +100,33 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     registers: [registry],
   });
 
+  const upstreamLatency = new Histogram({
+    name: 'hearth_upstream_request_duration_seconds',
+    help: "Time to an upstream's response headers (or its failure), per model and URL.",
+    labelNames: ['model', 'url'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const upstreamErrors = new Counter({
+    name: 'hearth_upstream_errors_total',
+    help: 'Upstream calls that failed (refused, timed out, 5xx, refused key), per model and URL.',
+    labelNames: ['model', 'url'] as const,
+    registers: [registry],
+  });
+  const upstreamHealthy = new Gauge({
+    name: 'hearth_upstream_healthy',
+    help: '1 while an upstream URL answers its probes, 0 when not (absent before the first probe).',
+    labelNames: ['model', 'url'] as const,
+    registers: [registry],
+  });
+
+  function collectUpstreams(): void {
+    upstreamHealthy.reset();
+    for (const t of upstreams?.targets() ?? []) {
+      if (t.healthy !== null) upstreamHealthy.set({ model: t.model, url: t.url }, t.healthy ? 1 : 0);
+    }
+  }
+
   async function collectEngine(): Promise<void> {
     if (!engine) return;
     modelStatus.reset();
@@ -115,6 +149,10 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     request(ev: RequestEvent) {
       requests.inc({ method: ev.method, route: ev.route, status: String(ev.status) });
       duration.observe({ route: ev.route }, ev.durationMs / 1000);
+    },
+    upstreamTokens(model, prompt, completion) {
+      promptTokens.inc({ model }, prompt);
+      completionTokens.inc({ model }, completion);
     },
   };
 
@@ -165,10 +203,18 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     observer,
     wrap,
     setEngine: (e) => void (engine = e),
+    upstream: {
+      call(ev) {
+        upstreamLatency.observe({ model: ev.model, url: ev.url }, ev.ms / 1000);
+        if (!ev.ok) upstreamErrors.inc({ model: ev.model, url: ev.url });
+      },
+    },
+    setUpstreams: (u) => void (upstreams = u),
     source: {
       key: opts.key,
       async render() {
         await collectEngine();
+        collectUpstreams();
         return { contentType: registry.contentType, body: await registry.metrics() };
       },
     },

@@ -8,6 +8,7 @@ import { ApiError, modelNotFound } from '../api/errors.js';
 import type { CatalogEntry, Device, EngineApi, ModelState } from '../engine/protocol.js';
 import type { AddModelRequest, ModelAdmin } from '../types.js';
 import { classifySource, entryFromFolder, entryFromHub } from './checkpoints.js';
+import { upstreamEntry } from '../upstream/entry.js';
 import {
   applyOverlay,
   readOverlay,
@@ -82,9 +83,10 @@ export class ModelOps implements ModelAdmin {
       if (this.#served.some((e) => e.id === req.id)) {
         throw new ApiError(400, 'invalid_request_error', 'model_exists', `The model \`${req.id}\` already exists; remove it first, or redeploy it.`, 'id');
       }
+      if (req.upstream) return this.#addEntry(upstreamEntry({ ...req, upstream: req.upstream }));
       const src = (() => {
         try {
-          return classifySource(req.from, this.opts.cwd);
+          return classifySource(req.from ?? '', this.opts.cwd);
         } catch (e) {
           return badCheckpoint(e);
         }
@@ -93,12 +95,16 @@ export class ModelOps implements ModelAdmin {
         src.kind === 'folder'
           ? await entryFromFolder(req, src.folder, this.opts.device).catch(badCheckpoint)
           : await entryFromHub(req, src.repo, hubCacheDir(this.opts.dataDir)).catch(badCheckpoint);
-      const state = await this.engine.add(entry);
-      this.#served = [...this.#served, entry];
-      await updateOverlay(this.opts.dataDir, (o) => recordAdd(o, entry));
-      this.opts.log?.('model added', { model: entry.id, source: entry.source });
-      return state;
+      return this.#addEntry(entry);
     });
+  }
+
+  async #addEntry(entry: CatalogEntry): Promise<ModelState> {
+    const state = await this.engine.add(entry);
+    this.#served = [...this.#served, entry];
+    await updateOverlay(this.opts.dataDir, (o) => recordAdd(o, entry));
+    this.opts.log?.('model added', { model: entry.id, source: entry.source });
+    return state;
   }
 
   remove(id: string): Promise<void> {

@@ -178,3 +178,24 @@ export async function crashDuringStream(info: Info) {
   const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
   return { status: res.status, last: events.at(-1) ?? '', events: events.length };
 }
+
+/** svc/upstream (the demo's `?upstream=` model) through the page's SDK: a greedy reply and the same streamed. */
+export async function upstreamChat(info: Info) {
+  const sdk = client(info);
+  const body = { model: 'svc/upstream', messages: CHAT, temperature: 0, max_tokens: 12 };
+  for (let i = 0; ; i++) {
+    // The page probes the upstream before it serves the model.
+    const res = await post(info, '/v1/chat/completions', body);
+    if (res.status === 200) break;
+    if (i === 100) throw new Error(`svc/upstream never answered: ${JSON.stringify(res.body)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const chat = await sdk.chat.completions.create(body);
+  let streamed = '';
+  let chunks = 0;
+  for await (const c of await sdk.chat.completions.create({ ...body, stream: true })) {
+    chunks++;
+    streamed += c.choices[0]?.delta.content ?? '';
+  }
+  return { model: chat.model, text: chat.choices[0]!.message.content, streamed, chunks };
+}

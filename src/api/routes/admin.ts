@@ -2,7 +2,7 @@
 // only: any other valid key gets 403 permission_denied. The work itself is the
 // runtime's (the Node server's model operations); this module checks and shapes.
 import { z } from 'zod';
-import { catalogEntrySchema } from '../../engine/catalog.js';
+import { catalogEntrySchema, upstreamSchema } from '../../engine/catalog.js';
 import type { ModelState } from '../../engine/protocol.js';
 import type { ModelAdmin } from '../../types.js';
 import { type Ctx, type RouteDeps, readJson } from '../context.js';
@@ -10,15 +10,18 @@ import { ApiError, jsonResponse } from '../errors.js';
 import { parseBody } from '../schemas/common.js';
 import { modelObject } from './models.js';
 
-const addSchema = z.object({
-  id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'model ids look like svc/<name> (letters, digits, . _ -)'),
-  from: z.string().min(1),
-  task: z.enum(['chat', 'completion', 'embedding']).optional(),
-  context_length: z.number().int().positive().optional(),
-  class: z.string().min(1).optional(),
-  dtype: catalogEntrySchema.shape.dtype,
-  price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }).optional(),
-});
+const addSchema = z
+  .object({
+    id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'model ids look like svc/<name> (letters, digits, . _ -)'),
+    from: z.string().min(1).optional(),
+    upstream: upstreamSchema.optional(),
+    task: z.enum(['chat', 'completion', 'embedding']).optional(),
+    context_length: z.number().int().positive().optional(),
+    class: z.string().min(1).optional(),
+    dtype: catalogEntrySchema.shape.dtype,
+    price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }).optional(),
+  })
+  .refine((r) => (r.from === undefined) !== (r.upstream === undefined), { message: 'give either from or upstream', path: ['from'] });
 
 /** The public model object plus what operators need: why it failed, its download. */
 export function adminObject(m: ModelState) {

@@ -3,13 +3,30 @@
 // announced (`hearth incident add`), and the recent faults that 500 responses point here for.
 import type { ModelState } from '../../engine/protocol.js';
 import type { Announcement } from '../../types.js';
+import type { TargetStatus } from '../../upstream/types.js';
 import type { Ctx, RouteDeps } from '../context.js';
 import type { IncidentLog } from '../incidents.js';
 
 const esc = (s: unknown) =>
   String(s).replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
 
-function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: number, announced: Announcement[]): string {
+function upstreamTable(targets: TargetStatus[]): string {
+  if (!targets.length) return '';
+  const rows = targets
+    .map((t) => {
+      const health = t.healthy === null ? 'probing' : t.healthy ? 'healthy' : 'down';
+      return (
+        `<tr><td>${esc(t.model)}</td><td>${esc(t.url)}</td><td class="s-${t.healthy ? 'ready' : t.healthy === null ? 'starting' : 'failed'}">${health}</td>` +
+        `<td>${t.mean_latency_ms ?? ''}</td><td>${t.requests}</td><td>${t.errors}</td><td>${esc(t.last_error ?? '')}</td></tr>`
+      );
+    })
+    .join('');
+  return `<h2>Upstreams</h2>
+<table id="upstreams"><thead><tr><th>Model</th><th>URL</th><th>Health</th><th>Mean latency (ms)</th><th>Requests</th><th>Errors</th><th>Last error</th></tr></thead>
+<tbody>${rows}</tbody></table>`;
+}
+
+function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: number, announced: Announcement[], targets: TargetStatus[]): string {
   const health = up ? 'ok' : 'unavailable';
   const notices = announced
     .map((a) => `<tr><td><time datetime="${esc(a.at)}">${esc(a.at)}</time></td><td>${esc(a.text)}</td></tr>`)
@@ -45,6 +62,7 @@ td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left}
 <h2>Models</h2>
 <table id="models"><thead><tr><th>Model</th><th>Task</th><th>Class</th><th>Context</th><th>Status</th><th>Detail</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="6">No models</td></tr>'}</tbody></table>
+${upstreamTable(targets)}
 <h2>Recent errors</h2>
 <table id="incidents"><thead><tr><th>Time</th><th>Status</th><th>Request</th><th>Request id</th></tr></thead>
 <tbody>${faults || '<tr><td colspan="4">None</td></tr>'}</tbody></table>
@@ -61,7 +79,8 @@ export function statusPage(deps: RouteDeps, incidents: IncidentLog, since: numbe
       up = false;
     }
     const announced = (await deps.runtime.incidents?.().catch(() => [])) ?? [];
-    return new Response(page(up, models, incidents, since, announced.slice(0, 20)), {
+    const targets = deps.runtime.upstreams?.targets() ?? [];
+    return new Response(page(up, models, incidents, since, announced.slice(0, 20), targets), {
       status: up ? 200 : 503,
       headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
     });

@@ -54,6 +54,8 @@ export const sharedFields = {
   user: z.string().nullish(),
   presence_penalty: penalty,
   frequency_penalty: penalty,
+  /** vLLM's extension: generate up to max_tokens even past EOS. */
+  ignore_eos: z.boolean().nullish(),
 };
 
 export const pick = <T>(v: T | null | undefined, d: T): T => (v == null ? d : v);
@@ -72,7 +74,7 @@ export function samplingFrom(b: SharedBody, maxTokens: number | null | undefined
     frequency_penalty: pick(b.frequency_penalty, 0),
     stop: stopList(b.stop),
     stop_token_ids: [],
-    ignore_eos: false,
+    ignore_eos: b.ignore_eos === true,
     logprobs,
   };
   if (maxTokens != null) sampling.max_tokens = maxTokens;

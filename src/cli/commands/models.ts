@@ -2,7 +2,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isHubId, parseCatalog } from '../../engine/catalog.js';
+import { isHubId, parseCatalog, upstreamSchema } from '../../engine/catalog.js';
 import { CatalogError } from '../../engine/catalog-errors.js';
 import { downloadModel } from '../../engine/hub/node.js';
 import { CheckpointError, validateCheckpoint } from '../../engine/models/files.js';
@@ -12,6 +12,8 @@ import { classifySource, checkId, entryFromFolder, entryFromHub, nodeFiles } fro
 import { hubCacheDir } from '../../ops/model-ops.js';
 import { applyOverlay, readOverlay, recordAdd, recordRedeploy, recordRemove, updateOverlay } from '../../ops/served-catalog.js';
 import type { AddModelRequest } from '../../types.js';
+import { upstreamEntry } from '../../upstream/entry.js';
+import type { UpstreamSpec } from '../../upstream/types.js';
 import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
@@ -27,6 +29,11 @@ export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy> [opt
       folder exists locally. Default catalog: models/catalog.json of the package.
       With --data-dir, the served catalog of that data dir; with --url, the running
       server's models and their states.
+  hearth models add --id svc/NAME --upstream URL[,URL] --upstream-model NAME [--upstream-key-env VAR]
+      Serves svc/NAME by forwarding to OpenAI-speaking servers (vLLM, SGLang, another
+      Hearth...) at those base URLs ("http://10.0.0.5:8000/v1"), with the key held in
+      the environment variable VAR of the server (never stored). --task, --class,
+      --context-length (default 32768) and --price-in/--price-out as below.
   hearth models add --id svc/NAME --from <folder | hub repo id> [options]
       Validates the checkpoint (config.json, tokenizer.json, tokenizer_config.json,
       onnx/model*.onnx, a supported model_type) and serves it as svc/NAME.
@@ -158,11 +165,16 @@ async function add(args: string[], io: Io): Promise<number> {
     'price-in': { type: 'string' },
     'price-out': { type: 'string' },
     catalog: { type: 'string' },
+    upstream: { type: 'string' },
+    'upstream-model': { type: 'string' },
+    'upstream-key-env': { type: 'string' },
   });
   if (values.help) return io.out(MODELS_HELP), 0;
   if (!values.id) throw new UsageError('models add: --id svc/NAME is required');
-  if (!values.from) throw new UsageError('models add: --from <folder | hub repo id> is required');
-  const req: AddModelRequest = { id: values.id, from: values.from };
+  const upstream = upstreamOf(values);
+  if (!values.from && !upstream) throw new UsageError('models add: --from <folder | hub repo id> (or --upstream URL) is required');
+  if (values.from && upstream) throw new UsageError('models add: give --from or --upstream, not both');
+  const req: AddModelRequest = upstream ? { id: values.id, upstream } : { id: values.id, from: values.from };
   if (values.task !== undefined) {
     if (!['chat', 'completion', 'embedding'].includes(values.task)) throw new UsageError('models add: --task must be chat, completion or embedding');
     req.task = values.task as ModelTask;
@@ -178,11 +190,11 @@ async function add(args: string[], io: Io): Promise<number> {
   const remote = remoteOf('models add', values);
   if (remote) {
     // A relative folder means one here; the server resolves against its own directory.
-    const local = path.resolve(req.from);
-    if (fs.existsSync(local)) req.from = local;
+    const local = req.from && path.resolve(req.from);
+    if (local && fs.existsSync(local)) req.from = local;
     const m = (await call(remote, 'POST', '/admin/models', req)) as ModelState;
     io.out(`${m.id}: added on ${remote.url} (${m.status})`);
-    if (values.wait || isHubId(values.from)) return report(io, await waitRemote(remote, m.id, io));
+    if (values.wait || (values.from && isHubId(values.from))) return report(io, await waitRemote(remote, m.id, io));
     return 0;
   }
 
@@ -194,9 +206,11 @@ async function add(args: string[], io: Io): Promise<number> {
     if (applyOverlay(base, overlay).some((e) => e.id === req.id)) {
       throw new CliError(`${req.id} already exists in the served catalog of ${dataDir}; remove it first, or redeploy it`);
     }
-    const src = classifySource(req.from);
+    const src = req.upstream ? undefined : classifySource(req.from!);
     let entry: CatalogEntry;
-    if (src.kind === 'folder') {
+    if (!src) {
+      entry = upstreamEntry({ ...req, upstream: req.upstream! });
+    } else if (src.kind === 'folder') {
       entry = await entryFromFolder(req, src.folder);
     } else {
       // Download it all now, with progress, so the server starts it from disk.
@@ -220,6 +234,27 @@ async function add(args: string[], io: Io): Promise<number> {
     if (e instanceof CheckpointError) throw new CliError(e.message);
     throw e;
   }
+}
+
+/** --upstream URL[,URL] --upstream-model NAME [--upstream-key-env VAR], checked as the catalog checks it. */
+function upstreamOf(values: { upstream?: string; 'upstream-model'?: string; 'upstream-key-env'?: string }): UpstreamSpec | undefined {
+  if (values.upstream === undefined) {
+    if (values['upstream-model'] || values['upstream-key-env']) throw new UsageError('models add: --upstream-model and --upstream-key-env go with --upstream URL');
+    return undefined;
+  }
+  if (!values['upstream-model']) throw new UsageError('models add: --upstream needs --upstream-model NAME (the model name the upstream knows)');
+  const spec = {
+    urls: values.upstream.split(',').map((u) => u.trim()).filter(Boolean),
+    model: values['upstream-model'],
+    ...(values['upstream-key-env'] ? { api_key_env: values['upstream-key-env'] } : {}),
+  };
+  const r = upstreamSchema.safeParse(spec);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const flag = issue.path[0] === 'urls' ? '--upstream' : issue.path[0] === 'model' ? '--upstream-model' : '--upstream-key-env';
+    throw new UsageError(`models add: ${flag}: ${issue.message}`);
+  }
+  return r.data;
 }
 
 function positionalId(cmd: string, positionals: string[]): string {

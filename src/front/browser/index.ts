@@ -9,7 +9,9 @@ import { fetchModelFile } from '../../backends/web-cache.js';
 import type { WebDevice } from '../../backends/web.js';
 import { parseCatalog } from '../../engine/catalog.js';
 import { startBrowserEngine, type BrowserEngine, type LoadProgress } from '../../engine/client/browser.js';
-import type { CatalogEntry } from '../../engine/protocol.js';
+import type { CatalogEntry, ModelTask } from '../../engine/protocol.js';
+import { upstreamEntry } from '../../upstream/entry.js';
+import { Upstreams, withUpstreams } from '../../upstream/registry.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
 import type { Runtime } from '../../types.js';
 import { handlersFor } from '../msw/handlers.js';
@@ -51,6 +53,36 @@ export interface StartHearthOptions {
    * the Cache API (default: transformers.js's `env.remoteHost`, the public hub; a mirror needs the
    * /{repo}/resolve/main/{file} layout). */
   hubURL?: string;
+  /** Models the tab cannot run, forwarded to OpenAI-speaking servers (vLLM, another Hearth...)
+   * through the same handlers: the page's key is checked here and never sent on; the
+   * upstream gets its own `apiKey` from this config. The upstream must allow the page's
+   * origin (CORS). */
+  upstreams?: PageUpstream[];
+}
+
+export interface PageUpstream {
+  id: string;
+  /** Base URL(s) ending in the API root, e.g. "https://gpu.example/v1". */
+  url: string | string[];
+  /** The model name the upstream knows. */
+  model: string;
+  apiKey?: string;
+  task?: ModelTask;
+  context_length?: number;
+  class?: string;
+  price?: CatalogEntry['price'];
+}
+
+/** Upstream entries, and where their keys are found (config, not an environment). */
+function pageUpstreams(list: PageUpstream[]) {
+  const keys = new Map<string, string>();
+  const entries = list.map((u, i) => {
+    const env = `page_upstream_${i}`;
+    if (u.apiKey) keys.set(env, u.apiKey);
+    const upstream = { urls: [u.url].flat(), model: u.model, ...(u.apiKey ? { api_key_env: env } : {}) };
+    return upstreamEntry({ ...u, upstream });
+  });
+  return { entries, upstreams: new Upstreams({ env: (name) => keys.get(name) }) };
 }
 
 export interface Hearth {
@@ -101,7 +133,12 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     },
     onProgress,
   });
-  const runtime = createRuntime({ engine, access, catalog });
+  const remote = pageUpstreams(options.upstreams ?? []);
+  const served = [...catalog, ...remote.entries];
+  const runtime: Runtime = {
+    ...createRuntime({ engine: withUpstreams(engine, remote.upstreams), access, catalog: served }),
+    upstreams: remote.upstreams,
+  };
   const ready = modelsSettled(engine, 100).then(async () => {
     for (const m of await engine.models()) {
       const p = last.get(m.id);
@@ -130,7 +167,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     apiKey,
     device: engine.info.device,
     threads: engine.info.threads,
-    models: catalog.map((e) => e.id),
+    models: served.map((e) => e.id),
     ready,
     runtime,
     async stop() {

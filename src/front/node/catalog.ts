@@ -8,8 +8,9 @@ import { explainErrno } from './system-errors.js';
 
 /**
  * Reads a catalog file. With `only`, keeps those ids (an unknown one is an error);
- * without, keeps every local entry whose folder exists (hub models are served only
- * when named), so the default catalog serves whichever fixtures have been written.
+ * without, keeps every upstream entry and every local entry whose folder exists (hub
+ * models are served only when named), so the default catalog serves whichever
+ * fixtures have been written.
  * `label` names the file in errors: the flag that gave it ("--catalog x.json").
  */
 export async function loadCatalog(file: string, only?: string[], label = `the catalog ${file}`): Promise<CatalogEntry[]> {
@@ -25,7 +26,7 @@ export async function loadCatalog(file: string, only?: string[], label = `the ca
   } catch (err) {
     throw err instanceof CatalogError ? new Error(`${label}: ${err.problems}`) : err;
   }
-  if (!only?.length) return all.filter((e) => !isHubId(e.source) && existsSync(e.source));
+  if (!only?.length) return all.filter((e) => e.upstream || (!isHubId(e.source) && existsSync(e.source)));
   const unknown = only.filter((id) => !all.some((e) => e.id === id));
   if (unknown.length) {
     throw new Error(`--models: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not in ${label}; it lists ${all.map((e) => e.id).join(', ') || 'no models'}`);

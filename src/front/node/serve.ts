@@ -18,6 +18,8 @@ import { defaultCatalogFile } from './paths.js';
 import { answerClientErrors } from './client-errors.js';
 import { prepareDataDir } from './data-dir.js';
 import { checkListen, listenError } from './listen.js';
+import { undiciTransport } from '../../upstream/node.js';
+import { Upstreams, withUpstreams } from '../../upstream/registry.js';
 
 export interface RunningServer {
   url: string;
@@ -60,11 +62,19 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   // removed or redeployed while running), announced incidents for /status.
   const logger = createLogger({ level: opts.logLevel });
   const metrics = createMetrics({ key: opts.metricsKey });
-  const engine = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) });
+  // Upstream models live beside the local engine; their requests go out over undici's keep-alive pools.
+  const upstreamHttp = undiciTransport();
+  const upstreams = new Upstreams({ transport: upstreamHttp.transport, observer: metrics.upstream });
+  const local = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) });
+  const engine = withUpstreams(local, upstreams);
   metrics.setEngine(engine);
-  // Nothing may outlive a failed start: the worker thread would keep the process alive.
+  metrics.setUpstreams(upstreams);
+  // Nothing may outlive a failed start: the worker thread (and the upstream probes)
+  // would keep the process alive.
   const abandon = async (err: unknown): Promise<never> => {
-    await engine.terminate().catch(() => undefined);
+    upstreams.close();
+    await upstreamHttp.close().catch(() => undefined);
+    await local.terminate().catch(() => undefined);
     await access.close().catch(() => undefined);
     throw err;
   };
@@ -83,6 +93,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     observer: observers(metrics.observer, requestLogger(logger)),
     metrics: metrics.source,
     incidents: () => readIncidents(dataDir),
+    upstreams,
   };
   const stopWatching = ops.watch();
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
@@ -133,6 +144,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
         else logger.info({ after_ms: Date.now() - started }, 'drained');
         http.closeAllConnections?.();
         await runtime.close();
+        await upstreamHttp.close();
       })()),
   };
 }

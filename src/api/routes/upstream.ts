@@ -1,0 +1,63 @@
+// Sends a request for an upstream model to its forwarding (src/upstream) and
+// lets every other request through to the local route. Access checks already
+// ran (the router's key gate); this is the one place upstream requests hold their
+// most possible cost against the cap and settle it to what the upstream delivered.
+import type { Hold, Principal } from '../../access/types.js';
+import type { ModelState } from '../../engine/protocol.js';
+import type { Runtime } from '../../types.js';
+import { costShape } from '../../upstream/bounds.js';
+import { forwardGenerate } from '../../upstream/generate.js';
+import { forwardEmbeddings, forwardGeneration, type Body, type UpstreamRequest } from '../../upstream/openai.js';
+import { readJsonObject } from '../body.js';
+import { costUsd, maxPromptCost, usageRecord } from '../charge.js';
+import type { Ctx, RouteDeps, TaskUse } from '../context.js';
+import { defaultTextModel, resolveModel } from '../context.js';
+
+export type UpstreamEndpoint = 'chat' | 'completion' | 'embedding' | 'generate';
+
+const USE: Record<UpstreamEndpoint, TaskUse> = { chat: 'chat', completion: 'text', embedding: 'embedding', generate: 'text' };
+
+function send(endpoint: UpstreamEndpoint, body: Body, req: UpstreamRequest): Promise<Response> {
+  if (endpoint === 'embedding') return forwardEmbeddings(body, req);
+  if (endpoint === 'generate') return forwardGenerate(body, req);
+  return forwardGeneration(endpoint, body, req);
+}
+
+/** Holds the most the request can cost: every prompt as long as the context, every completion max_tokens (or the rest). */
+function reserve(runtime: Runtime, p: Principal, model: ModelState, endpoint: UpstreamEndpoint, body: Body): Promise<Hold> {
+  const shape = costShape(endpoint, body);
+  const price = runtime.catalog().find((e) => e.id === model.id)?.price ?? { input_per_1m: 0, output_per_1m: 0 };
+  const maxCostUsd = shape.embedding
+    ? costUsd(runtime, model.id, shape.prompts * model.context_length, 0)
+    : shape.prompts * maxPromptCost(price, model.context_length, undefined, shape.n, shape.maxTokens);
+  return runtime.access.reserve(p, { model: model.id, maxCostUsd });
+}
+
+export function upstreamOr(deps: RouteDeps, endpoint: UpstreamEndpoint, local: (c: Ctx) => Promise<Response>): (c: Ctx) => Promise<Response> {
+  return async (c) => {
+    const { runtime } = deps;
+    const upstreams = runtime.upstreams;
+    if (!upstreams?.size) return local(c);
+    // A copy: the local route reads the original body itself.
+    const body = await readJsonObject(c.req.raw.clone(), deps.maxBodyBytes);
+    const id = typeof body.model === 'string' ? body.model : endpoint === 'generate' && body.model == null ? await defaultTextModel(runtime) : null;
+    const pool = id ? upstreams.pool(id) : undefined;
+    if (!id || !pool) return local(c);
+    const model = await resolveModel(runtime, id, USE[endpoint]);
+    const hold = await reserve(runtime, c.get('principal'), model, endpoint, body);
+    try {
+      return await send(endpoint, body, {
+        pool,
+        deps: upstreams.deps,
+        signal: c.req.raw.signal,
+        charge: (u, beforeReply = false) => {
+          if (u) runtime.observer?.upstreamTokens?.(id, u.prompt_tokens, u.completion_tokens);
+          return hold.settle(u && usageRecord(runtime, id, u), { beforeReply });
+        },
+      });
+    } catch (err) {
+      await hold.settle(null); // nothing was delivered (a no-op if a charge was already settled)
+      throw err;
+    }
+  };
+}
