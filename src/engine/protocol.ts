@@ -84,7 +84,22 @@ export interface SamplingParams {
   ignore_eos: boolean;
   /** How many top alternatives to report per token; -1 = no logprobs at all. */
   logprobs: number;
+  /** Constrains the output to a grammar (structured outputs, tool calls). */
+  grammar?: GrammarSpec;
 }
+
+/**
+ * What the output must match. `param` names the request field a grammar that cannot
+ * compile is blamed on. A structural tag is XGrammar's JSON form (tool calls: free text,
+ * then calls between tags).
+ */
+export type GrammarSpec = { param: string } & (
+  | { type: 'json_object' }
+  | { type: 'json_schema'; schema: string }
+  | { type: 'regex'; pattern: string }
+  | { type: 'ebnf'; grammar: string }
+  | { type: 'structural_tag'; tag: string }
+);
 
 export interface GenerateRequest {
   /** Unique per generation; cancel() takes it. */

@@ -1,0 +1,34 @@
+import type { GrammarMatcher } from './xgrammar.js';
+
+/** One generation's grammar state: which tokens may come next, and the tokens taken so far. */
+export class Constraint {
+  private disposed = false;
+  constructor(private readonly matcher: GrammarMatcher) {}
+
+  /** Sets every token the grammar forbids next to -Infinity, in place. */
+  async mask(logits: Float32Array): Promise<void> {
+    const bits = await this.matcher.getNextTokenBitmask();
+    for (let w = 0; w < bits.length; w++) {
+      const word = bits[w]!;
+      if (word === -1) continue; // all 32 allowed
+      const end = Math.min(logits.length, (w + 1) * 32);
+      for (let i = w * 32; i < end; i++) if (((word >>> (i & 31)) & 1) === 0) logits[i] = -Infinity;
+    }
+  }
+
+  /** Advances the grammar past the sampled token. */
+  accept(id: number): boolean {
+    return this.matcher.acceptToken(id);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.matcher.dispose();
+  }
+}
+
+/** Masks each row of one step's logits by its sequence's grammar (rows without one are left as they are). */
+export async function maskRows(rows: { constraint?: Constraint }[], logits: Float32Array[]): Promise<void> {
+  await Promise.all(rows.map((s, r) => s.constraint?.mask(logits[r]!)));
+}

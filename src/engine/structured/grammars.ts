@@ -1,0 +1,74 @@
+// Grammars compiled once per (model, grammar) and kept while the model is loaded;
+// each generation gets its own matcher over the shared compiled grammar.
+import { EngineError } from '../errors.js';
+import type { GrammarSpec } from '../protocol.js';
+import { Constraint } from './constraint.js';
+import { createTokenizerInfo, type TokenizerJson } from './tokenizer-info.js';
+import { withReason, xgrammar, type CompiledGrammar, type GrammarCompiler, type XGrammar } from './xgrammar.js';
+
+/** Distinct grammars kept per model; the least recently used goes first. */
+const CACHE_SIZE = 64;
+
+export class Grammars {
+  private compiler?: Promise<{ xg: XGrammar; compiler: GrammarCompiler }>;
+  private readonly compiled = new Map<string, Promise<CompiledGrammar>>();
+
+  constructor(
+    private readonly tokenizer: TokenizerJson,
+    private readonly vocabSize: number,
+    private readonly stopIds: number[],
+  ) {}
+
+  /** A fresh matcher for one generation. A grammar that cannot compile → invalid_value naming `spec.param`. */
+  async constraint(spec: GrammarSpec): Promise<Constraint> {
+    const { xg } = await this.start();
+    const grammar = await this.compile(spec);
+    return new Constraint(await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar)));
+  }
+
+  private start() {
+    this.compiler ??= (async () => {
+      const xg = await xgrammar();
+      const info = await createTokenizerInfo(xg, this.tokenizer, this.vocabSize, this.stopIds);
+      return { xg, compiler: await xg.GrammarCompiler.createGrammarCompiler(info) };
+    })();
+    return this.compiler;
+  }
+
+  private compile(spec: GrammarSpec): Promise<CompiledGrammar> {
+    const { param, ...grammar } = spec;
+    const key = JSON.stringify(grammar);
+    let hit = this.compiled.get(key);
+    if (hit) {
+      this.compiled.delete(key); // re-inserted below as the most recent
+    } else {
+      hit = this.start().then(({ compiler }) => withReason(() => compileWith(compiler, spec)));
+      // A failed compile is not kept: the next request with it gets its own 400.
+      hit.catch(() => this.compiled.delete(key));
+    }
+    this.compiled.set(key, hit);
+    if (this.compiled.size > CACHE_SIZE) this.compiled.delete(this.compiled.keys().next().value!);
+    return hit.catch((e: unknown) => {
+      const why = e instanceof Error ? e.message : String(e);
+      throw new EngineError('invalid_value', `The grammar in '${param}' cannot be used: ${why}`, param);
+    });
+  }
+}
+
+/** No free whitespace in JSON (a model could pad it forever): XGrammar fixes the layout. */
+const JSON_OPTIONS = [false, undefined, [',', ':']] as const;
+
+function compileWith(compiler: GrammarCompiler, spec: GrammarSpec): Promise<CompiledGrammar> {
+  switch (spec.type) {
+    case 'json_object':
+      return compiler.compileJSONSchema(JSON.stringify({ type: 'object' }), ...JSON_OPTIONS, false);
+    case 'json_schema':
+      return compiler.compileJSONSchema(spec.schema, ...JSON_OPTIONS);
+    case 'regex':
+      return compiler.compileStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: spec.pattern } });
+    case 'ebnf':
+      return compiler.compileGrammar(spec.grammar);
+    case 'structural_tag':
+      return compiler.compileStructuralTag(spec.tag);
+  }
+}

@@ -1,0 +1,20 @@
+// Structured outputs: the grammar engine behind `response_format`, `/generate`'s
+// json_schema / regex / ebnf, and tool calls.
+import type { TextCodec } from '../text/codec.js';
+import { Grammars } from './grammars.js';
+import type { TokenizerJson } from './tokenizer-info.js';
+
+export { Constraint, maskRows } from './constraint.js';
+export { setXGrammarLoader, type XGrammar } from './xgrammar.js';
+
+const perModel = new WeakMap<TextCodec, Grammars>();
+
+/** The grammar cache of one loaded model (keyed by its codec, so a redeploy starts afresh). */
+export function grammarsFor(codec: TextCodec, vocabSize: number, stopIds: number[]): Grammars {
+  let g = perModel.get(codec);
+  if (!g) {
+    const json = (codec.tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
+    perModel.set(codec, (g = new Grammars(json, vocabSize, stopIds)));
+  }
+  return g;
+}
