@@ -62,10 +62,20 @@ export interface ChatMessage {
   role: string;
   content: string;
   name?: string;
+  /** An assistant turn's calls; `arguments` parsed, as chat templates expect it. */
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: unknown } }[];
+  /** A `tool` turn: the call it answers. */
+  tool_call_id?: string;
+}
+
+/** A tool as chat templates take it (OpenAI's shape). */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters: Record<string, unknown> };
 }
 
 export type PromptInput =
-  | { messages: ChatMessage[] }
+  | { messages: ChatMessage[]; tools?: ToolDefinition[] }
   | { text: string }
   | { tokens: number[] };
 

@@ -56,9 +56,9 @@ export class Grammars {
 }
 
 /** No free whitespace in JSON (a model could pad it forever): XGrammar fixes the layout. */
-const JSON_OPTIONS = [false, undefined, [',', ':']] as const;
+const JSON_OPTIONS: [boolean, undefined, [string, string]] = [false, undefined, [',', ':']];
 
-function compileWith(compiler: GrammarCompiler, spec: GrammarSpec): Promise<CompiledGrammar> {
+async function compileWith(compiler: GrammarCompiler, spec: GrammarSpec): Promise<CompiledGrammar> {
   switch (spec.type) {
     case 'json_object':
       return compiler.compileJSONSchema(JSON.stringify({ type: 'object' }), ...JSON_OPTIONS, false);
@@ -69,6 +69,26 @@ function compileWith(compiler: GrammarCompiler, spec: GrammarSpec): Promise<Comp
     case 'ebnf':
       return compiler.compileGrammar(spec.grammar);
     case 'structural_tag':
-      return compiler.compileStructuralTag(spec.tag);
+      return compiler.compileStructuralTag(await compactSchemas(spec.tag));
   }
+}
+
+/** Structural tags' json_schema contents allow free whitespace; their schemas are
+ * compiled here into grammars with XGrammar's compact JSON layout instead. */
+async function compactSchemas(tag: string): Promise<string> {
+  const xg = await xgrammar();
+  const out: unknown = JSON.parse(tag);
+  const visit = async (node: unknown): Promise<void> => {
+    if (Array.isArray(node)) for (const x of node) await visit(x);
+    else if (node && typeof node === 'object') {
+      const o = node as Record<string, unknown>;
+      if (o.type === 'json_schema' && o.json_schema !== undefined) {
+        o.grammar = await xg.Testings._jsonSchemaToEBNF(JSON.stringify(o.json_schema), ...JSON_OPTIONS);
+        o.type = 'grammar';
+        delete o.json_schema;
+      } else for (const v of Object.values(o)) await visit(v);
+    }
+  };
+  await visit(out);
+  return JSON.stringify(out);
 }

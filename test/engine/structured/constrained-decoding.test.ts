@@ -1,12 +1,14 @@
 // The engine in-process on the fixture model, decoding under a grammar: the fixture
 // writes gibberish, so output that parses and validates is the grammar's doing.
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { EngineApi, GenerateRequest, GrammarSpec, SamplingParams, TokenEvent } from '../../../src/engine/protocol.js';
 import { fixtures } from '../../helpers/fixtures.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 let engine: EngineApi;
 const ajv = new Ajv({ strict: false });
@@ -16,7 +18,7 @@ const greedy: SamplingParams = {
   stop: [], stop_token_ids: [], ignore_eos: false, logprobs: -1,
 };
 let n = 0;
-const req = (grammar: Omit<GrammarSpec, 'param'>, sampling: Partial<SamplingParams> = {}): GenerateRequest => ({
+const req = (grammar: DistributiveOmit<GrammarSpec, 'param'>, sampling: Partial<SamplingParams> = {}): GenerateRequest => ({
   id: `g${n++}`,
   model: 'svc/tiny-chat',
   prompt: { messages: [{ role: 'user', content: 'Describe a person.' }] },
