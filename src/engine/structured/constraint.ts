@@ -30,5 +30,6 @@ export class Constraint {
 
 /** Masks each row of one step's logits by its sequence's grammar (rows without one are left as they are). */
 export async function maskRows(rows: { constraint?: Constraint }[], logits: Float32Array[]): Promise<void> {
-  await Promise.all(rows.map((s, r) => s.constraint?.mask(logits[r]!)));
+  // One at a time: a bitmask may be a view of XGrammar's heap that the next call reuses.
+  for (const [r, s] of rows.entries()) await s.constraint?.mask(logits[r]!);
 }

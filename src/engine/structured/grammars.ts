@@ -63,7 +63,7 @@ async function compileWith(compiler: GrammarCompiler, spec: GrammarSpec): Promis
     case 'json_object':
       return compiler.compileJSONSchema(JSON.stringify({ type: 'object' }), ...JSON_OPTIONS, false);
     case 'json_schema':
-      return compiler.compileJSONSchema(spec.schema, ...JSON_OPTIONS);
+      return compiler.compileGrammar(await schemaGrammar(spec.schema));
     case 'regex':
       return compiler.compileStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: spec.pattern } });
     case 'ebnf':
@@ -83,7 +83,7 @@ async function compactSchemas(tag: string): Promise<string> {
     else if (node && typeof node === 'object') {
       const o = node as Record<string, unknown>;
       if (o.type === 'json_schema' && o.json_schema !== undefined) {
-        o.grammar = await xg.Testings._jsonSchemaToEBNF(JSON.stringify(o.json_schema), ...JSON_OPTIONS);
+        o.grammar = await schemaGrammar(JSON.stringify(o.json_schema));
         o.type = 'grammar';
         delete o.json_schema;
       } else for (const v of Object.values(o)) await visit(v);
@@ -91,4 +91,15 @@ async function compactSchemas(tag: string): Promise<string> {
   };
   await visit(out);
   return JSON.stringify(out);
+}
+
+/**
+ * A JSON schema as XGrammar's EBNF, with one repair: XGrammar 0.1.27 writes strings with
+ * minLength/maxLength as `[^"\\\r\n]{m,n}`, which lets raw control characters through
+ * (invalid JSON); here such strings exclude them as its unbounded strings do.
+ */
+async function schemaGrammar(schema: string): Promise<string> {
+  const xg = await xgrammar();
+  const ebnf = await xg.Testings._jsonSchemaToEBNF(schema, ...JSON_OPTIONS);
+  return ebnf.replaceAll('[^"\\\\\\r\\n]{', '[^"\\\\\\0-\\x1f]{');
 }
