@@ -61,7 +61,7 @@ it('every output for a random schema validates against it', async () => {
       expect(r.finish_reason).toBe('stop');
       let value: unknown;
       expect(() => (value = JSON.parse(r.text)), JSON.stringify(r.text)).not.toThrow();
-      expect(ajv.validate(s, value), JSON.stringify(r.text)).toBe(true);
+      expect(ajv.validate(s as object, value), JSON.stringify(r.text)).toBe(true);
     }),
     { numRuns: 40, seed: 10 },
   );
