@@ -3,7 +3,11 @@ import type { GrammarMatcher } from './xgrammar.js';
 /** One generation's grammar state: which tokens may come next, and the tokens taken so far. */
 export class Constraint {
   private disposed = false;
-  constructor(private readonly matcher: GrammarMatcher) {}
+  constructor(
+    private readonly matcher: GrammarMatcher,
+    /** Tokens never allowed, whatever the grammar says. */
+    private readonly banned: readonly number[] = [],
+  ) {}
 
   /** Sets every token the grammar forbids next to -Infinity, in place. */
   async mask(logits: Float32Array): Promise<void> {
@@ -14,6 +18,7 @@ export class Constraint {
       const end = Math.min(logits.length, (w + 1) * 32);
       for (let i = w * 32; i < end; i++) if (((word >>> (i & 31)) & 1) === 0) logits[i] = -Infinity;
     }
+    for (const id of this.banned) logits[id] = -Infinity;
   }
 
   /** Advances the grammar past the sampled token. */

@@ -3,6 +3,7 @@
 import { EngineError } from '../errors.js';
 import type { GrammarSpec } from '../protocol.js';
 import { Constraint } from './constraint.js';
+import { factorLiteralAlternatives } from './factor-literals.js';
 import { createTokenizerInfo, type TokenizerJson } from './tokenizer-info.js';
 import { withReason, xgrammar, type CompiledGrammar, type GrammarCompiler, type XGrammar } from './xgrammar.js';
 
@@ -17,13 +18,15 @@ export class Grammars {
     private readonly tokenizer: TokenizerJson,
     private readonly vocabSize: number,
     private readonly stopIds: number[],
+    /** Token ids masked out under every grammar. */
+    private readonly banned: number[] = [],
   ) {}
 
   /** A fresh matcher for one generation. A grammar that cannot compile → invalid_value naming `spec.param`. */
   async constraint(spec: GrammarSpec): Promise<Constraint> {
     const { xg } = await this.start();
     const grammar = await this.compile(spec);
-    return new Constraint(await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar)));
+    return new Constraint(await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar)), this.banned);
   }
 
   private start() {
@@ -94,12 +97,13 @@ async function compactSchemas(tag: string): Promise<string> {
 }
 
 /**
- * A JSON schema as XGrammar's EBNF, with one repair: XGrammar 0.1.27 writes strings with
- * minLength/maxLength as `[^"\\\r\n]{m,n}`, which lets raw control characters through
- * (invalid JSON); here such strings exclude them as its unbounded strings do.
+ * A JSON schema as XGrammar's EBNF, with two repairs for XGrammar 0.1.27: enum and const
+ * alternatives are factored (see factor-literals.ts), and strings with minLength/maxLength,
+ * written as `[^"\\\r\n]{m,n}`, which lets raw control characters through (invalid
+ * JSON), exclude them as its unbounded strings do.
  */
 async function schemaGrammar(schema: string): Promise<string> {
   const xg = await xgrammar();
-  const ebnf = await xg.Testings._jsonSchemaToEBNF(schema, ...JSON_OPTIONS);
+  const ebnf = factorLiteralAlternatives(await xg.Testings._jsonSchemaToEBNF(schema, ...JSON_OPTIONS));
   return ebnf.replaceAll('[^"\\\\\\r\\n]{', '[^"\\\\\\0-\\x1f]{');
 }
