@@ -15,6 +15,7 @@ import { createKey, startServer, waitReady, type TestServer } from '../helpers/s
 
 let server: TestServer;
 let client: OpenAI;
+let key: string;
 const ajv = new Ajv({ strict: false });
 
 const weather = {
@@ -32,7 +33,7 @@ const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 
 beforeAll(async () => {
   await fixtures();
   const dataDir = await mkdtemp(join(tmpdir(), 'hearth-structured-'));
-  const key = await createKey(dataDir);
+  key = await createKey(dataDir);
   server = await startServer([], dataDir);
   await waitReady(server.url);
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
@@ -141,11 +142,67 @@ describe('tool calls with the openai SDK over HTTP', () => {
     expect(r.usage!.prompt_tokens).toBeGreaterThan(0);
   });
 
+  it('with tool_choice auto, leaves a model that opens no call to write plain content', async () => {
+    const r = await client.chat.completions.create({ model: 'svc/tiny-chat', messages, tools, temperature: 0 });
+    if (openapiAvailable) expect(validateAgainst('CreateChatCompletionResponse', r)).toEqual([]);
+    expect(r.choices[0].finish_reason).toBe('stop');
+    expect(r.choices[0].message.content!.length).toBeGreaterThan(0);
+    expect(r.choices[0].message.tool_calls).toBeUndefined();
+  });
+
+  it('makes exactly one call when parallel_tool_calls is false', async () => {
+    const r = await client.chat.completions.create({
+      model: 'svc/tiny-chat', messages, tools, tool_choice: 'required', parallel_tool_calls: false, temperature: 1, seed: 5,
+    });
+    expect(r.choices[0].message.tool_calls).toHaveLength(1);
+  });
+
+  it('refuses parameters that are not an object schema, naming the tool', async () => {
+    const bad = [{ type: 'function' as const, function: { name: 'f', parameters: { type: 'string' } } }];
+    const err = await client.chat.completions.create({ model: 'svc/tiny-chat', messages, tools: bad }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools[0].function.parameters');
+  });
+
+  it('refuses tools on an embedding model with a 400, not a 500', async () => {
+    const err = await client.chat.completions.create({ model: 'svc/tiny-embed', messages, tools }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('model');
+  });
+
   it('refuses a tool_choice naming a function that is not offered, naming tool_choice', async () => {
     const err = await client.chat.completions
       .create({ model: 'svc/tiny-chat', messages, tools, tool_choice: { type: 'function', function: { name: 'nope' } } })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tool_choice');
+  });
+});
+
+describe('/generate with json_schema, regex and ebnf over HTTP', () => {
+  const generate = (sampling_params: Record<string, unknown>) =>
+    fetch(`${server.url}/generate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Once upon a time', sampling_params: { temperature: 0, max_new_tokens: 120, ...sampling_params } }),
+    });
+
+  it('writes text that follows each kind of grammar', async () => {
+    const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 0, maximum: 999 }, ok: { type: 'boolean' } }, required: ['n', 'ok'] };
+    const [a, b, c] = await Promise.all([
+      generate({ json_schema: JSON.stringify(schema) }).then((r) => r.json()),
+      generate({ regex: '(yes|no), [0-9]{2}' }).then((r) => r.json()),
+      generate({ ebnf: 'root ::= "(" item ("," item)? ("," item)? ")"\nitem ::= [a-z] [a-z]? [a-z]?' }).then((r) => r.json()),
+    ]);
+    expect(ajv.validate(schema, JSON.parse(a.text[0]))).toBe(true);
+    expect(b.text[0]).toMatch(/^(yes|no), [0-9]{2}$/);
+    expect(c.text[0]).toMatch(/^\([a-z]{1,3}(,[a-z]{1,3}){0,2}\)$/);
+  });
+
+  it('refuses a grammar that does not parse with a 400 naming its field', async () => {
+    const r = await generate({ ebnf: 'root ::= "a" |' });
+    expect(r.status).toBe(400);
+    const body = await r.json();
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param: 'sampling_params.ebnf' });
   });
 });

@@ -8,7 +8,7 @@ export type ToolEvent =
   | { kind: 'call'; index: number; name: string }
   | { kind: 'arguments'; index: number; text: string };
 
-const HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*/;
+const HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*(?=\S)/;
 const END = new RegExp(`\\}\\s*${CLOSE.replace('/', '\\/')}`);
 
 export class ToolCallParser {
