@@ -1,12 +1,14 @@
+import { CLEAN, type Utf8Filter, type Utf8State } from './utf8.js';
 import type { GrammarMatcher } from './xgrammar.js';
 
 /** One generation's grammar state: which tokens may come next, and the tokens taken so far. */
 export class Constraint {
   private disposed = false;
+  private utf8State: Utf8State = CLEAN;
+
   constructor(
     private readonly matcher: GrammarMatcher,
-    /** Tokens never allowed, whatever the grammar says. */
-    private readonly banned: readonly number[] = [],
+    private readonly utf8?: Utf8Filter,
   ) {}
 
   /** Sets every token the grammar forbids next to -Infinity, in place. */
@@ -18,11 +20,12 @@ export class Constraint {
       const end = Math.min(logits.length, (w + 1) * 32);
       for (let i = w * 32; i < end; i++) if (((word >>> (i & 31)) & 1) === 0) logits[i] = -Infinity;
     }
-    for (const id of this.banned) logits[id] = -Infinity;
+    this.utf8?.mask(logits, this.utf8State);
   }
 
   /** Advances the grammar past the sampled token. */
   accept(id: number): boolean {
+    if (this.utf8) this.utf8State = this.utf8.next(this.utf8State, id);
     return this.matcher.acceptToken(id);
   }
 

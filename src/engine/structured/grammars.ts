@@ -4,6 +4,7 @@ import { EngineError } from '../errors.js';
 import type { GrammarSpec } from '../protocol.js';
 import { Constraint } from './constraint.js';
 import { factorLiteralAlternatives } from './factor-literals.js';
+import type { Utf8Filter } from './utf8.js';
 import { createTokenizerInfo, type TokenizerJson } from './tokenizer-info.js';
 import { withReason, xgrammar, type CompiledGrammar, type GrammarCompiler, type XGrammar } from './xgrammar.js';
 
@@ -18,15 +19,15 @@ export class Grammars {
     private readonly tokenizer: TokenizerJson,
     private readonly vocabSize: number,
     private readonly stopIds: number[],
-    /** Token ids masked out under every grammar. */
-    private readonly banned: number[] = [],
+    /** Keeps output well-formed UTF-8 under every grammar. */
+    private readonly utf8?: Utf8Filter,
   ) {}
 
   /** A fresh matcher for one generation. A grammar that cannot compile → invalid_value naming `spec.param`. */
   async constraint(spec: GrammarSpec): Promise<Constraint> {
     const { xg } = await this.start();
     const grammar = await this.compile(spec);
-    return new Constraint(await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar)), this.banned);
+    return new Constraint(await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar)), this.utf8);
   }
 
   private start() {

@@ -3,6 +3,7 @@
 import type { TextCodec } from '../text/codec.js';
 import { Grammars } from './grammars.js';
 import type { TokenizerJson } from './tokenizer-info.js';
+import { Utf8Filter } from './utf8.js';
 
 export { Constraint, maskRows } from './constraint.js';
 export { setXGrammarLoader, type GrammarCompiler, type XGrammar } from './xgrammar.js';
@@ -14,20 +15,9 @@ export function grammarsFor(codec: TextCodec, vocabSize: number, stopIds: number
   let g = perModel.get(codec);
   if (!g) {
     const json = (codec.tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
-    perModel.set(codec, (g = new Grammars(json, vocabSize, stopIds, neverUtf8(codec, vocabSize))));
+    const bytes = Array.from({ length: vocabSize }, (_, id) => (codec.isSpecial(id) ? new Uint8Array() : codec.tokenBytes(id)));
+    perModel.set(codec, (g = new Grammars(json, vocabSize, stopIds, new Utf8Filter(bytes))));
   }
   return g;
 }
 
-/**
- * Tokens holding a byte that valid UTF-8 never contains (0xC0, 0xC1, 0xF5-0xFF). XGrammar
- * 0.1.27 takes an overlong pair such as C0 B6 for one character, which a UTF-8 decoder
- * turns into two U+FFFD: under a grammar these tokens are never allowed.
- */
-function neverUtf8(codec: TextCodec, vocabSize: number): number[] {
-  const ids: number[] = [];
-  for (let id = 0; id < vocabSize; id++) {
-    if (codec.tokenBytes(id).some((b) => b === 0xc0 || b === 0xc1 || b >= 0xf5)) ids.push(id);
-  }
-  return ids;
-}
