@@ -3,6 +3,11 @@ import { z } from 'zod';
 import type { GrammarSpec } from '../../engine/protocol.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
+/** A schema's or a function's name, as OpenAI restricts them. */
+const name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A name must be 1-64 letters, digits, underscores or dashes.' });
+
+/** The fields OpenAI puts beside a JSON schema (response format or function). */
+const described = z.object({ name, description: z.string().nullish(), strict: z.boolean().nullish() });
 
 export const responseFormat = z
   .discriminatedUnion('type', [
@@ -10,24 +15,14 @@ export const responseFormat = z
     z.object({ type: z.literal('json_object') }),
     z.object({
       type: z.literal('json_schema'),
-      json_schema: z.object({
-        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'The name must be 1-64 letters, digits, underscores or dashes.' }),
-        description: z.string().nullish(),
-        schema: jsonObject.nullish(),
-        strict: z.boolean().nullish(),
-      }),
+      json_schema: described.extend({ schema: jsonObject.nullish() }),
     }),
   ])
   .nullish();
 
 export const tool = z.object({
   type: z.literal('function'),
-  function: z.object({
-    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A function name must be 1-64 letters, digits, underscores or dashes.' }),
-    description: z.string().nullish(),
-    parameters: jsonObject.nullish(),
-    strict: z.boolean().nullish(),
-  }),
+  function: described.extend({ parameters: jsonObject.nullish() }),
 });
 
 export const toolChoice = z
