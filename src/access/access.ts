@@ -1,8 +1,19 @@
 // createAccess: the Access the router calls (authenticate → admit → checkQuota →
-// record), plus the operator's functions (keys, usage) the CLI and serve use.
+// reserve … settle), plus the operator's functions (keys, usage) the CLI and serve use.
 // Runs in Node and in browsers; persistence is the store's business.
 
-import { AccessError, type Access, type AccountUsage, type Principal, type RateDecision, type UsageRecord } from './types.js';
+import {
+  AccessError,
+  storeUnavailable,
+  type Access,
+  type AccountUsage,
+  type Hold,
+  type Principal,
+  type RateDecision,
+  type ReserveRequest,
+  type UsageRecord,
+} from './types.js';
+import { createHold, newHoldId, Retries, usageEntry } from './hold.js';
 import type { AccessStore, AccountRow, KeyRow } from './store.js';
 import { utcMonth } from './store.js';
 import { formatResetDuration } from './format.js';
@@ -23,6 +34,9 @@ export interface AccessOptions {
    * non-sandbox, non-admin principal (the in-process MSW double has no accounts).
    * Keys the store knows are still checked (a revoked one is refused). */
   acceptAnyWellFormedKey?: boolean;
+  /** How long a hold on the cap counts unless renewed (default 2 minutes): the longest a
+   * server that died mid-request can block part of an account's cap. */
+  holdLeaseMs?: number;
 }
 
 export interface CreateKeyOptions {
@@ -57,6 +71,8 @@ export interface KeyInfo {
 
 export interface HearthAccess extends Access {
   readonly store: AccessStore;
+  /** Appends a charge with no hold on the cap (imports, tests); requests use reserve. */
+  record(p: Principal, usage: UsageRecord): Promise<void>;
   usageThisMonth(): Promise<AccountUsage[]>;
   createKey(opts?: CreateKeyOptions): Promise<CreatedKey>;
   /** Registers a key chosen by the caller (for example the MSW double's `apiKeys`). */
@@ -92,6 +108,25 @@ export function createAccess(options: AccessOptions): HearthAccess {
   const cap = options.sandboxCapUsd ?? 5;
   if (!(cap >= 0) || !Number.isFinite(cap)) throw new RangeError(`sandboxCapUsd must be a number ≥ 0 (got ${cap})`);
   const now = options.now ?? (() => Date.now());
+  const retries = new Retries();
+  const holds = { store, now, leaseMs: options.holdLeaseMs ?? 120_000, retries };
+
+  /** A store that fails (redis away or frozen past its command timeout, a disk error)
+   * refuses the request with 503 store_unavailable rather than a 500. */
+  let lastFault = { message: '', at: 0 };
+  async function reach<T>(op: Promise<T>): Promise<T> {
+    try {
+      return await op;
+    } catch (err) {
+      // Said once per cause (and every 10 s while it lasts), not once per refused request.
+      const message = err instanceof Error ? err.message : String(err);
+      if (message !== lastFault.message || now() - lastFault.at > 10_000) {
+        console.error(`hearth: access store (${store.kind}) failed: ${message}; answering 503 store_unavailable`);
+        lastFault = { message, at: now() };
+      }
+      throw storeUnavailable();
+    }
+  }
 
   async function authenticate(authorization: string | null): Promise<Principal> {
     if (authorization == null || authorization.trim() === '') {
@@ -111,7 +146,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
       throw invalidKey(`Incorrect API key provided: the key is malformed (expected "${KEY_PREFIX}" followed by at least 32 letters and digits).`);
     }
     const hash = await hashKey(key);
-    const row = await store.findKeyByHash(hash);
+    const row = await reach(store.findKeyByHash(hash));
     if (!row) {
       if (options.acceptAnyWellFormedKey) {
         const tag = hash.slice(0, 12);
@@ -120,7 +155,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
       throw invalidKey('Incorrect API key provided. Create a key with `hearth keys create`.');
     }
     if (row.revoked_at !== undefined) throw invalidKey('The API key provided has been revoked.');
-    const account = await store.getAccount(row.account_id);
+    const account = await reach(store.getAccount(row.account_id));
     if (!account) throw invalidKey('Incorrect API key provided: its account no longer exists.');
     const p: Principal = {
       keyId: row.id,
@@ -135,7 +170,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
 
   async function admit(p: Principal): Promise<RateDecision> {
     const limit = p.rateLimit ?? defaultLimit;
-    const slot = await store.takeSlot(p.keyId, limit, RATE_WINDOW_MS, now());
+    const slot = await reach(store.takeSlot(p.keyId, limit, RATE_WINDOW_MS, now()));
     if (slot.allowed) return { limit: slot.limit, remaining: slot.remaining, resetMs: slot.resetMs };
     const reset = formatResetDuration(slot.resetMs);
     throw new AccessError(
@@ -154,30 +189,43 @@ export function createAccess(options: AccessOptions): HearthAccess {
 
   async function checkQuota(p: Principal): Promise<void> {
     if (!p.sandbox) return;
-    const spent = (await store.accountMonthTotals(p.accountId, utcMonth(now()))).spend_usd;
-    if (spent >= cap) {
-      throw new AccessError(
-        429,
-        'insufficient_quota',
-        'insufficient_quota',
-        `You exceeded your current quota, please check your plan and billing details. Sandbox accounts may spend ${cap} USD per calendar month (UTC); this account has spent ${roundUsd(spent)} USD this month.`,
-        { 'x-should-retry': 'false' },
-      );
-    }
+    const spent = (await reach(store.accountMonthTotals(p.accountId, utcMonth(now())))).spend_usd;
+    if (spent >= cap) throw overQuota(`this account has spent ${roundUsd(spent)} USD this month.`);
+  }
+
+  function overQuota(why: string): AccessError {
+    return new AccessError(
+      429,
+      'insufficient_quota',
+      'insufficient_quota',
+      `You exceeded your current quota, please check your plan and billing details. Sandbox accounts may spend ${cap} USD per calendar month (UTC); ${why}`,
+      { 'x-should-retry': 'false' },
+    );
   }
 
   async function record(p: Principal, usage: UsageRecord): Promise<void> {
-    const requestId = usage.request_id ?? p.requestId;
-    await store.appendUsage({
-      ts: now(),
-      account_id: p.accountId,
-      key_id: p.keyId,
-      model: usage.model,
-      prompt_tokens: usage.prompt_tokens,
-      completion_tokens: usage.completion_tokens,
-      cost_usd: usage.cost_usd,
-      ...(requestId !== undefined ? { request_id: requestId } : {}),
-    });
+    await store.appendUsage(usageEntry(p, usage, now()));
+  }
+
+  async function reserve(p: Principal, req: ReserveRequest): Promise<Hold> {
+    const amount = req.maxCostUsd;
+    if (!(amount >= 0) || !Number.isFinite(amount)) throw new RangeError(`maxCostUsd must be a finite number ≥ 0 (got ${amount})`);
+    if (!p.sandbox) return createHold(holds, p, req.model, amount, false);
+    const id = newHoldId();
+    const t = now();
+    const r = await reach(store.reserve({ id, account_id: p.accountId, amount_usd: amount, expires: t + holds.leaseMs }, cap, utcMonth(t), t)).catch(
+      (err: unknown) => {
+        // The hold may have landed although its reply did not: free it once the store is back.
+        retries.add(id, () => store.settle({ id, account_id: p.accountId }), 'the release of a hold');
+        throw err;
+      },
+    );
+    if (!r.ok) {
+      throw overQuota(
+        `this account has spent ${roundUsd(r.spent_usd)} USD this month and holds ${roundUsd(r.held_usd)} USD for requests in flight, and this request could cost up to ${roundUsd(amount)} USD. Lower max_tokens or wait for requests in flight to finish.`,
+      );
+    }
+    return createHold(holds, p, req.model, amount, true, id);
   }
 
   async function usageThisMonth(): Promise<AccountUsage[]> {
@@ -270,6 +318,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
     authenticate,
     admit,
     checkQuota,
+    reserve,
     record,
     usageThisMonth,
     createKey,
@@ -277,7 +326,10 @@ export function createAccess(options: AccessOptions): HearthAccess {
     listKeys,
     revokeKey,
     ensureFirstKey,
-    close: () => store.close(),
+    close: async () => {
+      await retries.close();
+      await store.close();
+    },
   };
 }
 

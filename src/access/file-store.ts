@@ -5,7 +5,18 @@
 //   {"t":"account","id":"acct_…","name":"…","sandbox":false,"created":…}
 //   {"t":"key","id":"key_…","account_id":"acct_…","hash":"<sha256 hex>","name":"…","admin":false,"rate_limit":120,"created":…}
 //   {"t":"revoke","id":"key_…","at":…}
-//   {"t":"usage","ts":…,"account_id":"…","key_id":"…","model":"svc/…","prompt_tokens":…,"completion_tokens":…,"cost_usd":…}
+//   {"t":"usage","ts":…,"account_id":"…","key_id":"…","model":"svc/…","prompt_tokens":…,"completion_tokens":…,"cost_usd":…,"hold":"hold_…"}
+//   {"t":"reserve","id":"hold_…","account_id":"…","amount_usd":…,"expires":…,"pid":…}
+//   {"t":"renew","id":"hold_…","amount_usd":…,"expires":…}
+//   {"t":"release","id":"hold_…","ts":…}
+//
+// A request's hold on the spending cap is a reserve line; its settlement is one usage
+// line naming the hold (charge and release in one write, so a crash cannot keep one
+// without the other) or a release line. A hold left by a process killed mid-request
+// (kill -9) is released when a store is next opened and its pid is gone; otherwise
+// (another machine's pid, a reused pid) it stops counting when it expires (the holder
+// renews it while the request runs). The check-and-hold is exact within one process;
+// servers sharing a cap across processes use the redis store.
 //
 // Each mutation is one write() of a whole line on an O_APPEND descriptor, then
 // fdatasync, so a crash (kill -9) loses nothing that was acknowledged, and several
@@ -17,6 +28,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Reservation, ReserveResult } from './store.js';
 import { StateBackedStore } from './memory-store.js';
 import { AccessState, type LogRecord } from './state.js';
 
@@ -65,11 +77,29 @@ export class FileStore extends StateBackedStore {
         store.tail = 0;
       }
       if (store.offset === 0) store.commit({ t: 'header', format: 'hearth-access', version: FORMAT_VERSION, created: Date.now() }, true);
+      store.releaseOrphans();
     } catch (err) {
       fs.closeSync(store.fd);
       throw err;
     }
     return store;
+  }
+
+  override reserve(r: Reservation, capUsd: number, month: string, now: number): Promise<ReserveResult> {
+    return super.reserve({ ...r, pid: process.pid }, capUsd, month, now);
+  }
+
+  /** Releases the holds of processes that no longer exist (killed mid-request): nothing
+   * will settle them, and they must not block the account until they expire. Every
+   * charge those processes settled is in the log already; a reply is only sent once its
+   * charge is written, so the one thing a kill can leave uncharged is the part of a
+   * stream delivered before it (at most that request's hold). */
+  private releaseOrphans(): void {
+    for (const r of [...this.state.reservations.values()]) {
+      if (r.pid !== undefined && r.pid !== process.pid && !processAlive(r.pid)) {
+        this.commit({ t: 'release', id: r.id, ts: Date.now() }, true);
+      }
+    }
   }
 
   /** Reads and applies what was appended since the last look (by us or anyone else). */
@@ -137,6 +167,15 @@ export class FileStore extends StateBackedStore {
     if (this.closed) return;
     this.closed = true;
     fs.closeSync(this.fd);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -1,7 +1,7 @@
 // The memory store: everything in this process, gone when it exits. For tests,
 // the in-process MSW double and the browser.
 
-import type { AccessStore, AccountRow, KeyRow, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import { checkUsage, checkReservation, type AccessStore, type AccountRow, type KeyRow, type Reservation, type ReserveResult, type SlotResult, type UsageEntry, type UsageTotals } from './store.js';
 import { AccessState, type LogRecord } from './state.js';
 
 /** Base for stores whose queries are answered from an AccessState in this process. */
@@ -76,13 +76,45 @@ export abstract class StateBackedStore implements AccessStore {
 
   async appendUsage(entry: UsageEntry): Promise<void> {
     this.live();
-    for (const f of ['ts', 'prompt_tokens', 'completion_tokens', 'cost_usd'] as const) {
-      if (typeof entry[f] !== 'number' || !Number.isFinite(entry[f]) || entry[f] < 0) {
-        throw new Error(`usage entry: ${f} must be a finite number ≥ 0`);
-      }
-    }
+    checkUsage(entry);
     this.sync();
     this.commit({ t: 'usage', ...clean(entry) }, true);
+  }
+
+  // Check and commit run with no await between them: exact within this process.
+  async reserve(r: Reservation, capUsd: number, month: string, now: number): Promise<ReserveResult> {
+    this.live();
+    checkReservation(r);
+    this.sync();
+    const held = this.state.reservations.get(r.id);
+    if (held || this.state.chargeOf(r.id) !== undefined) {
+      const spent = this.state.accountMonthTotals(r.account_id, month).spend_usd;
+      return { ok: held !== undefined, spent_usd: spent, held_usd: this.state.heldUsd(r.account_id, now) - (held?.amount_usd ?? 0) };
+    }
+    const res = this.state.checkReserve(r, capUsd, month, now);
+    if (res.ok) this.commit({ t: 'reserve', ...clean(r) }, true);
+    return res;
+  }
+
+  async renewReservation(id: string, _accountId: string, amountUsd: number, expires: number): Promise<boolean> {
+    this.live();
+    this.sync();
+    if (!this.state.reservations.has(id)) return false;
+    // Not fsynced: a lost renewal only lets the hold expire sooner, which a crash does anyway.
+    this.commit({ t: 'renew', id, amount_usd: amountUsd, expires }, false);
+    return true;
+  }
+
+  async settle(reservation: { id: string; account_id: string }, entry?: UsageEntry): Promise<void> {
+    this.live();
+    if (entry) checkUsage(entry);
+    this.sync();
+    const charged = this.state.chargeOf(reservation.id);
+    if (entry) {
+      if (charged === undefined) this.commit({ t: 'usage', ...clean(entry), hold: reservation.id }, true);
+    } else if (charged || (charged === undefined && this.state.reservations.has(reservation.id))) {
+      this.commit({ t: 'release', id: reservation.id, ts: Date.now() }, true);
+    }
   }
 
   async monthTotals(month: string): Promise<UsageTotals[]> {

@@ -12,15 +12,22 @@
 //                             tokens, spend (USD) of that account in that UTC month
 //   ledger:YYYY-MM      list  one JSON UsageEntry per served request (with request_id)
 //   rate:<key id>       zset  the requests counted in the key's sliding window (score: ms)
-//   charge:<id>         string a charge already applied (1 h): an append that ioredis
-//                             resends after a reconnect is not counted twice
+//   charge:<id>         string a charge (or a hold, by its id) already settled (1 h): an
+//                             append that is resent after a reconnect or retried after a
+//                             timed-out reply is not counted twice
+//   resv:<account id>   zset  the account's holds on its cap (score: expiry, unix ms)
+//   resvamt:<account id> hash hold id → amount held (USD)
+//
+// reserve, renew and settle are one script each: the check of spend + holds against the
+// cap and the hold itself cannot interleave with another server's. Expired holds (their
+// server died or froze) are dropped by the next reserve of the account.
 //
 // The time of a rate slot or a usage entry is the caller's (createAccess's clock), so an
 // injected clock is honoured here as in the other stores.
 
 import { Redis } from 'ioredis';
-import type { AccessStore, AccountRow, KeyRow, SlotResult, UsageEntry, UsageTotals } from './store.js';
-import { utcMonth } from './store.js';
+import type { AccessStore, AccountRow, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import { checkReservation, checkUsage, utcMonth } from './store.js';
 import { constantTimeEqual, randomBase62 } from './keys.js';
 
 export interface RedisStoreOptions {
@@ -79,18 +86,74 @@ if not row then return nil end
 redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
 return {row, redis.call('HGET', KEYS[2], ARGV[1])}`,
   },
-  // KEYS: usage month hash, ledger month list, charge marker.
-  // ARGV: account id, prompt tokens, completion tokens, cost, entry JSON, charge ttl ms.
-  hearthAppendUsage: {
-    keys: 3,
+  // KEYS: usage month hash, ledger month list, charge marker, holds zset, hold amounts.
+  // ARGV: account id, prompt tokens, completion tokens, cost, entry JSON ('' = end
+  // uncharged), charge ttl ms, hold id. Ends the hold and charges once per hold id; the
+  // marker keeps what was charged so that ending it uncharged later can undo it.
+  hearthSettle: {
+    keys: 5,
     lua: `
-if not redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[6]) then return 0 end
+redis.call('ZREM', KEYS[4], ARGV[7])
+redis.call('HDEL', KEYS[5], ARGV[7])
+local m = redis.call('GET', KEYS[3])
+if ARGV[5] == '' then
+  if m and m ~= 'r' then
+    local x = cjson.decode(m)
+    redis.call('HINCRBY', x.u, x.a .. '|r', -1)
+    redis.call('HINCRBY', x.u, x.a .. '|p', -tonumber(x.p))
+    redis.call('HINCRBY', x.u, x.a .. '|c', -tonumber(x.c))
+    redis.call('HINCRBYFLOAT', x.u, x.a .. '|s', '-' .. x.s)
+    redis.call('LREM', x.l, -1, x.e)
+  end
+  redis.call('SET', KEYS[3], 'r', 'PX', ARGV[6])
+  return 1
+end
+if m then return 0 end
+redis.call('SET', KEYS[3], cjson.encode({u = KEYS[1], l = KEYS[2], a = ARGV[1], p = ARGV[2], c = ARGV[3], s = ARGV[4], e = ARGV[5]}), 'PX', ARGV[6])
 local a = ARGV[1]
 redis.call('HINCRBY', KEYS[1], a .. '|r', 1)
 redis.call('HINCRBY', KEYS[1], a .. '|p', ARGV[2])
 redis.call('HINCRBY', KEYS[1], a .. '|c', ARGV[3])
 redis.call('HINCRBYFLOAT', KEYS[1], a .. '|s', ARGV[4])
 redis.call('RPUSH', KEYS[2], ARGV[5])
+return 1`,
+  },
+  // KEYS: usage month hash, holds zset, hold amounts, the hold's charge marker.
+  // ARGV: account id, hold id, amount, cap, now ms, expires ms.
+  // → {ok 0|1, spent, held by others} (numbers as strings: Lua would truncate them).
+  hearthReserve: {
+    keys: 4,
+    lua: `
+local now = tonumber(ARGV[5])
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do redis.call('HDEL', KEYS[3], id) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local held = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[3])) do held = held + tonumber(v) end
+local spent = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. '|s') or '0')
+local mine = redis.call('HGET', KEYS[3], ARGV[2])
+if mine then return {1, tostring(spent), tostring(held - tonumber(mine))} end
+if redis.call('EXISTS', KEYS[4]) == 1 then return {0, tostring(spent), tostring(held)} end
+if spent + held + tonumber(ARGV[3]) > tonumber(ARGV[4]) + 1e-12 then return {0, tostring(spent), tostring(held)} end
+redis.call('ZADD', KEYS[2], ARGV[6], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+local last = tonumber(redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2])
+local ttl = math.max(1000, math.ceil(last - now) + 1000)
+redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[3], ttl)
+return {1, tostring(spent), tostring(held)}`,
+  },
+  // KEYS: holds zset, hold amounts. ARGV: hold id, amount, expires ms, now ms. → 1 | 0 (not held)
+  hearthRenew: {
+    keys: 2,
+    lua: `
+local cur = redis.call('HGET', KEYS[2], ARGV[1])
+if not cur then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+if tonumber(ARGV[2]) < tonumber(cur) then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+local last = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2])
+local ttl = math.max(1000, math.ceil(last - tonumber(ARGV[4])) + 1000)
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
 return 1`,
   },
   // KEYS: the key's window (zset). ARGV: limit, window ms, now ms, unique member.
@@ -253,27 +316,45 @@ export class RedisStore implements AccessStore {
   }
 
   async appendUsage(entry: UsageEntry): Promise<void> {
-    this.live();
-    for (const f of ['ts', 'prompt_tokens', 'completion_tokens', 'cost_usd'] as const) {
-      if (typeof entry[f] !== 'number' || !Number.isFinite(entry[f]) || entry[f] < 0) {
-        throw new Error(`usage entry: ${f} must be a finite number ≥ 0`);
-      }
-    }
-    const month = utcMonth(entry.ts);
     // A fresh id per call: a resend of this very command (ioredis does that after a
     // reconnect) finds its marker and changes nothing.
-    const charge = randomBase62(20);
+    await this.settle({ id: `charge_${randomBase62(20)}`, account_id: entry.account_id }, entry);
+  }
+
+  async reserve(r: Reservation, capUsd: number, month: string, now: number): Promise<ReserveResult> {
+    this.live();
+    checkReservation(r);
+    const a = r.account_id;
+    const out = (await this.run(
+      'hearthReserve',
+      [this.k(`usage:${month}`), this.k(`resv:${a}`), this.k(`resvamt:${a}`), this.k(`charge:${r.id}`)],
+      [a, r.id, usd(r.amount_usd), usd(capUsd), now, r.expires],
+    )) as [number, string, string];
+    return { ok: out[0] === 1, spent_usd: Number(out[1]), held_usd: Number(out[2]) };
+  }
+
+  async renewReservation(id: string, accountId: string, amountUsd: number, expires: number): Promise<boolean> {
+    this.live();
+    const r = await this.run('hearthRenew', [this.k(`resv:${accountId}`), this.k(`resvamt:${accountId}`)], [id, usd(amountUsd), expires, Date.now()]);
+    return r === 1;
+  }
+
+  async settle(reservation: { id: string; account_id: string }, entry?: UsageEntry): Promise<void> {
+    this.live();
+    if (entry) checkUsage(entry);
+    const month = utcMonth(entry?.ts ?? Date.now());
+    const a = reservation.account_id;
     await this.run(
-      'hearthAppendUsage',
-      [this.k(`usage:${month}`), this.k(`ledger:${month}`), this.k(`charge:${charge}`)],
+      'hearthSettle',
+      [this.k(`usage:${month}`), this.k(`ledger:${month}`), this.k(`charge:${reservation.id}`), this.k(`resv:${a}`), this.k(`resvamt:${a}`)],
       [
-        entry.account_id,
-        Math.round(entry.prompt_tokens),
-        Math.round(entry.completion_tokens),
-        // Redis parses exponent notation; 17 significant digits round-trip a double.
-        entry.cost_usd.toPrecision(17),
-        JSON.stringify(clean(entry)),
+        entry?.account_id ?? a,
+        Math.round(entry?.prompt_tokens ?? 0),
+        Math.round(entry?.completion_tokens ?? 0),
+        usd(entry?.cost_usd ?? 0),
+        entry ? JSON.stringify(clean(entry)) : '',
         CHARGE_TTL_MS,
+        reservation.id,
       ],
     );
   }
@@ -328,6 +409,11 @@ export class RedisStore implements AccessStore {
 
 export function openRedisStore(url: string, opts: RedisStoreOptions = {}): Promise<RedisStore> {
   return RedisStore.open(url, opts);
+}
+
+/** Redis parses exponent notation; 17 significant digits round-trip a double. */
+function usd(x: number): string {
+  return x.toPrecision(17);
 }
 
 function keyRow(raw: string, revoked: string | null | undefined): KeyRow {

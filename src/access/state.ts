@@ -2,7 +2,7 @@
 // usage totals, and sliding rate windows. The file store rebuilds it by replaying
 // its log through apply(); the memory store calls the same methods directly.
 
-import type { AccountRow, KeyRow, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import type { AccountRow, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
 import { constantTimeEqual } from './keys.js';
 import { utcMonth } from './store.js';
 
@@ -12,7 +12,17 @@ export type LogRecord =
   | ({ t: 'account' } & AccountRow)
   | ({ t: 'key' } & KeyRow)
   | { t: 'revoke'; id: string; at: number }
-  | ({ t: 'usage' } & UsageEntry);
+  | ({ t: 'usage' } & UsageEntry & { hold?: string })
+  | ({ t: 'reserve' } & Reservation)
+  | { t: 'renew'; id: string; amount_usd: number; expires: number }
+  | { t: 'release'; id: string; ts: number };
+
+/** How many settled hold ids are remembered (the latest), so that settling one again
+ * (a retry whose first try did land) charges nothing. */
+const SETTLED_MEMORY = 10_000;
+
+/** Money compared with this much slack: sums of float prices are not exact. */
+export const USD_EPSILON = 1e-12;
 
 const zero = (account_id: string): UsageTotals => ({
   account_id,
@@ -31,6 +41,10 @@ export class AccessState {
   /** key id → times (ms) of the requests counted in its current window, oldest first */
   private readonly windows = new Map<string, number[]>();
   private sweepAt = 0;
+  /** Holds of requests in flight, by id. */
+  readonly reservations = new Map<string, Reservation>();
+  /** Settled hold ids, oldest first, with the charge each settled to (null: none). */
+  private readonly settled = new Map<string, UsageEntry | null>();
 
   // ---- checks (throw before anything is written) ----
   checkAccount(a: AccountRow): void {
@@ -67,23 +81,77 @@ export class AccessState {
         return;
       }
       case 'usage': {
-        const { t: _t, ...e } = r;
+        const { t: _t, hold, ...e } = r;
+        if (hold !== undefined) {
+          if (this.settled.has(hold)) return;
+          this.endHold(hold, e);
+        }
         this.addUsage(e);
+        return;
+      }
+      case 'reserve': {
+        const { t: _t, ...res } = r;
+        if (!this.settled.has(res.id)) this.reservations.set(res.id, res);
+        return;
+      }
+      case 'renew': {
+        const res = this.reservations.get(r.id);
+        if (res) {
+          res.expires = r.expires;
+          res.amount_usd = Math.min(res.amount_usd, r.amount_usd);
+        }
+        return;
+      }
+      case 'release': {
+        // A release after a charge undoes it (the reply it paid for was never sent).
+        const charged = this.settled.get(r.id);
+        if (charged) this.addUsage(charged, -1);
+        this.endHold(r.id, null);
         return;
       }
     }
   }
 
-  private addUsage(e: UsageEntry): void {
+  private endHold(id: string, charge: UsageEntry | null): void {
+    this.reservations.delete(id);
+    this.settled.delete(id);
+    this.settled.set(id, charge);
+    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.keys().next().value!);
+  }
+
+  /** The charge a hold settled to, if it did. */
+  chargeOf(id: string): UsageEntry | null | undefined {
+    return this.settled.get(id);
+  }
+
+
+  /** What the account's unexpired holds add up to at `now`; expired ones are dropped. */
+  heldUsd(accountId: string, now: number): number {
+    let held = 0;
+    for (const [id, r] of this.reservations) {
+      if (r.expires <= now) this.reservations.delete(id);
+      else if (r.account_id === accountId) held += r.amount_usd;
+    }
+    return held;
+  }
+
+  /** The cap check of reserve (the caller commits the hold when ok). */
+  checkReserve(r: Reservation, capUsd: number, month: string, now: number): ReserveResult {
+    const spent = this.accountMonthTotals(r.account_id, month).spend_usd;
+    const held = this.heldUsd(r.account_id, now);
+    return { ok: spent + held + r.amount_usd <= capUsd + USD_EPSILON, spent_usd: spent, held_usd: held };
+  }
+
+  private addUsage(e: UsageEntry, sign = 1): void {
     const month = utcMonth(e.ts);
     let m = this.months.get(month);
     if (!m) this.months.set(month, (m = new Map()));
     let tot = m.get(e.account_id);
     if (!tot) m.set(e.account_id, (tot = zero(e.account_id)));
-    tot.requests += 1;
-    tot.prompt_tokens += e.prompt_tokens;
-    tot.completion_tokens += e.completion_tokens;
-    tot.spend_usd += e.cost_usd;
+    tot.requests += sign;
+    tot.prompt_tokens += sign * e.prompt_tokens;
+    tot.completion_tokens += sign * e.completion_tokens;
+    tot.spend_usd += sign * e.cost_usd;
   }
 
   // ---- queries ----

@@ -44,6 +44,27 @@ export interface UsageTotals {
   spend_usd: number;
 }
 
+/** Part of an account's cap held for a request in flight: the most it can cost. */
+export interface Reservation {
+  id: string; // hold_…
+  account_id: string;
+  amount_usd: number;
+  /** Unix ms after which it no longer counts (the holder renews it while the request runs,
+   * so one left by a crashed server frees itself). */
+  expires: number;
+  /** The holding process, where the store can tell whether it still lives (the file store). */
+  pid?: number;
+}
+
+/** The answer of reserve: whether the hold was taken, and the account's state as seen. */
+export interface ReserveResult {
+  ok: boolean;
+  /** Spend this month before the hold. */
+  spent_usd: number;
+  /** Held by other requests in flight (unexpired), before the hold. */
+  held_usd: number;
+}
+
 /** The answer of takeSlot: whether the request got a slot in the window. */
 export interface SlotResult {
   allowed: boolean;
@@ -85,10 +106,39 @@ export interface AccessStore {
    * `limit` were counted in (now - windowMs, now]. Check and count are one atomic step. */
   takeSlot(keyId: string, limit: number, windowMs: number, now: number): Promise<SlotResult>;
 
+  /** Holds `r.amount_usd` of the account's cap if spend in `month` + what is held +
+   * the amount stays within `capUsd`; check and hold are one atomic step. Reservations
+   * whose `expires` is at or before `now` are dropped. Holding an id already held
+   * changes nothing and answers ok (a resent command is harmless). */
+  reserve(r: Reservation, capUsd: number, month: string, now: number): Promise<ReserveResult>;
+  /** Moves a held reservation's expiry to `expires` and lowers its amount to `amountUsd`
+   * if that is less (never raises it). False when it is no longer held. */
+  renewReservation(id: string, accountId: string, amountUsd: number, expires: number): Promise<boolean>;
+  /** Ends a reservation and, when `entry` is given, appends it to the ledger: one atomic
+   * step, durable when the promise resolves. Idempotent per reservation id: settling it
+   * again (a retry after a lost reply) charges nothing more. An unknown or expired id
+   * still has its entry charged. Without `entry` the request ends uncharged: a charge
+   * already settled under this id is undone (its write timed out, the caller refused the
+   * reply, and the write landed after all), and a later charge under it is ignored. */
+  settle(reservation: { id: string; account_id: string }, entry?: UsageEntry): Promise<void>;
+
   close(): Promise<void>;
 }
 
 /** "YYYY-MM" of a unix-ms time, in UTC. */
 export function utcMonth(ts: number): string {
   return new Date(ts).toISOString().slice(0, 7);
+}
+
+export function checkUsage(entry: UsageEntry): void {
+  for (const f of ['ts', 'prompt_tokens', 'completion_tokens', 'cost_usd'] as const) {
+    if (typeof entry[f] !== 'number' || !Number.isFinite(entry[f]) || entry[f] < 0) {
+      throw new Error(`usage entry: ${f} must be a finite number ≥ 0`);
+    }
+  }
+}
+
+export function checkReservation(r: Reservation): void {
+  if (!r.id || !r.account_id) throw new Error('reservation: needs an id and an account id');
+  if (!(r.amount_usd >= 0) || !Number.isFinite(r.amount_usd)) throw new Error('reservation: amount_usd must be a finite number ≥ 0');
 }

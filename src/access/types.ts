@@ -40,11 +40,50 @@ export interface AccountUsage {
   spend_usd: number;
 }
 
+/** What a request asks to hold against its account's cap at admission. */
+export interface ReserveRequest {
+  model: string;
+  /** The most the request can cost (USD): its prompt tokens (or a bound on them) × the
+   * input price + max_tokens (or the context left) × the output price. */
+  maxCostUsd: number;
+}
+
+export interface SettleOptions {
+  /** The reply waits on this charge (a non-streamed answer not sent yet): when the store
+   * cannot be reached, settle rejects with 503 store_unavailable, charges nothing and frees
+   * the hold, and the caller answers with that error instead of the output. Default: the
+   * output was delivered already, so the charge is retried in the background until it
+   * lands (and once more on close) and settle does not reject. */
+  beforeReply?: boolean;
+}
+
+/**
+ * A request's hold on its account's spending cap, from admission to its end:
+ *
+ *   const hold = await access.reserve(principal, { model, maxCostUsd });  // 429 insufficient_quota | 503 store_unavailable
+ *   …serve…
+ *   await hold.settle({ model, prompt_tokens, completion_tokens, cost_usd });  // or settle(null): nothing delivered
+ *
+ * Every request that reserved must settle exactly once, on success, error, cancellation
+ * and client disconnect alike (a finally block): settle charges what was delivered and
+ * frees the rest. A hold never settled (its server died) stops counting when its lease
+ * runs out; the holder renews the lease while the request runs.
+ */
+export interface Hold {
+  readonly id: string;
+  /** Lowers what is held once a tighter bound is known (the engine reported the prompt's
+   * length); never raises it. Best effort: a failure keeps the larger, safe hold. */
+  lower(maxCostUsd: number): void;
+  /** Charges `usage` (null: nothing was delivered, charge nothing) and ends the hold.
+   * Idempotent: only the first call counts. */
+  settle(usage: UsageRecord | null, opts?: SettleOptions): Promise<void>;
+}
+
 /** Raised by the access layer; the router turns it into the OpenAI envelope as is. */
 export class AccessError extends Error {
   override readonly name = 'AccessError';
   constructor(
-    readonly status: 401 | 403 | 429,
+    readonly status: 401 | 403 | 429 | 503,
     readonly type: string,
     readonly code: string,
     message: string,
@@ -54,6 +93,18 @@ export class AccessError extends Error {
   }
 }
 
+/** The access store cannot be reached: the request is refused before anything is served. */
+export function storeUnavailable(retryAfterS = 2): AccessError {
+  return new AccessError(
+    503,
+    'server_error',
+    'store_unavailable',
+    'The access store (keys, limits and spend) cannot be reached right now; nothing was served or charged. Retry shortly.',
+    { 'retry-after': String(retryAfterS) },
+  );
+}
+
+/** Every call that touches the store may also throw AccessError 503 store_unavailable. */
 export interface Access {
   /** From the Authorization header's value (or null). Throws AccessError 401. */
   authenticate(authorization: string | null): Promise<Principal>;
@@ -61,7 +112,8 @@ export interface Access {
   admit(p: Principal): Promise<RateDecision>;
   /** Throws AccessError 429 insufficient_quota when the account is at or over its cap. */
   checkQuota(p: Principal): Promise<void>;
-  /** Records a served request's tokens and cost. */
-  record(p: Principal, usage: UsageRecord): Promise<void>;
+  /** Holds the most the request can cost against the account's cap (sandbox accounts; others
+   * are never refused). Throws AccessError 429 insufficient_quota when it does not fit. */
+  reserve(p: Principal, req: ReserveRequest): Promise<Hold>;
   close(): Promise<void>;
 }

@@ -128,30 +128,3 @@ export async function defaultTextModel(runtime: Runtime): Promise<string> {
   if (!m) throw new ApiError(404, 'invalid_request_error', 'model_not_found', 'No chat model is being served.', 'model');
   return m.id;
 }
-
-export function costUsd(runtime: Runtime, model: string, promptTokens: number, completionTokens: number): number {
-  const price = runtime.catalog().find((e) => e.id === model)?.price;
-  if (!price) return 0;
-  return (promptTokens * price.input_per_1m) / 1e6 + (completionTokens * price.output_per_1m) / 1e6;
-}
-
-/** Records a served request. A ledger failure must not turn a served answer into an error. */
-export async function recordUsage(
-  runtime: Runtime,
-  p: Principal,
-  model: string,
-  promptTokens: number,
-  completionTokens: number,
-): Promise<void> {
-  try {
-    await runtime.access.record(p, {
-      model,
-      prompt_tokens: promptTokens,
-      completion_tokens: completionTokens,
-      cost_usd: costUsd(runtime, model, promptTokens, completionTokens),
-    });
-  } catch (err) {
-    console.error('hearth: recording usage failed:', err instanceof Error ? err.message : err);
-  }
-}
-

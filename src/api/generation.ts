@@ -31,6 +31,8 @@ export class GenerationSet {
   readonly promptSeen: { prompt_tokens: number; cached_tokens: number }[];
   readonly results: (GenerateResult | undefined)[];
   readonly startedAt = Date.now();
+  /** Told each prompt's token count as the engine reports it (with its first token). */
+  onPromptTokens?: (prompt: number, tokens: number) => void;
   #settled: boolean[];
   #pending: number;
   #cancelled = false;
@@ -84,7 +86,10 @@ export class GenerationSet {
       const onToken = (ev: TokenEvent) => {
         if (this.#settled[g]) return;
         this.produced[g]! += ev.token_ids.length;
-        if (ev.prompt_tokens !== undefined) this.promptSeen[g] = { prompt_tokens: ev.prompt_tokens, cached_tokens: ev.cached_tokens ?? 0 };
+        if (ev.prompt_tokens !== undefined) {
+          this.promptSeen[g] = { prompt_tokens: ev.prompt_tokens, cached_tokens: ev.cached_tokens ?? 0 };
+          this.onPromptTokens?.(this.promptOf(g), ev.prompt_tokens);
+        }
         this.events.push({ kind: 'token', gen: g, ev });
       };
       const run = this.#cancelled

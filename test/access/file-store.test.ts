@@ -165,4 +165,43 @@ describe('file store', () => {
     expect((await after.usageThisMonth())[0]!.requests).toBeGreaterThanOrEqual(acked);
     await after.close();
   });
+
+  it('a hold left by a process killed with SIGKILL is released on the next open; its settled charges stay', async () => {
+    const dir = tempDir();
+    const setup = createAccess({ store: openFileStore(dir) });
+    const { key } = await setup.createKey({ name: 'holder', sandbox: true });
+    await setup.close();
+    // The child charges one request, then holds the whole cap for another and is killed mid-request.
+    const script = `
+      import { createAccess } from './src/access/access.js';
+      import { openFileStore } from './src/access/file-store.js';
+      const a = createAccess({ store: openFileStore(${JSON.stringify(dir)}), sandboxCapUsd: 1 });
+      const p = await a.authenticate(${JSON.stringify('Bearer ' + key)});
+      const done = await a.reserve(p, { model: 'svc/tiny-chat', maxCostUsd: 0.5 });
+      await done.settle({ model: 'svc/tiny-chat', prompt_tokens: 1, completion_tokens: 1, cost_usd: 0.25 });
+      await a.reserve(p, { model: 'svc/tiny-chat', maxCostUsd: 0.75 });
+      process.stdout.write('held\\n');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => d.toString().includes('held') && resolve());
+      child.on('exit', (code) => reject(new Error(`child exited with ${code}`)));
+    });
+    // While the holder lives, its hold counts for a store opened beside it.
+    const beside = createAccess({ store: openFileStore(dir), sandboxCapUsd: 1 });
+    const p = await beside.authenticate(`Bearer ${key}`);
+    await expect(beside.reserve(p, { model: 'svc/tiny-chat', maxCostUsd: 0.5 })).rejects.toMatchObject({ status: 429, code: 'insufficient_quota' });
+    await beside.close();
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    const after = createAccess({ store: openFileStore(dir), sandboxCapUsd: 1 });
+    expect((await after.usageThisMonth())[0]).toMatchObject({ requests: 1, spend_usd: 0.25 });
+    const hold = await after.reserve(p, { model: 'svc/tiny-chat', maxCostUsd: 0.75 });
+    await hold.settle(null);
+    await after.close();
+  });
 });

@@ -137,6 +137,78 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Acc
       expect(await s.takeSlot('k', 2, 60_000, T0 + 60_000)).toEqual({ allowed: true, limit: 2, remaining: 0, resetMs: 20_000 });
     });
 
+    const hold = (id: string, amount_usd: number, expires = T0 + 60_000) => ({ id, account_id: 'acct_a', amount_usd, expires });
+    const NOV = utcMonth(T0);
+
+    it('reserve: holds what fits under the cap with spend and other holds, refuses the rest', async () => {
+      const s = await fresh();
+      await s.appendUsage(usage({ cost_usd: 1 }));
+      expect(await s.reserve(hold('hold_1', 2), 5, NOV, T0)).toEqual({ ok: true, spent_usd: 1, held_usd: 0 });
+      expect(await s.reserve(hold('hold_2', 2.5), 5, NOV, T0)).toEqual({ ok: false, spent_usd: 1, held_usd: 2 });
+      expect((await s.reserve(hold('hold_3', 2), 5, NOV, T0)).ok).toBe(true); // exactly at the cap
+      // Another account has its own cap; another month starts with no spend.
+      expect((await s.reserve({ ...hold('hold_4', 5), account_id: 'acct_b' }, 5, NOV, T0)).ok).toBe(true);
+      expect((await s.reserve(hold('hold_5', 1.5), 5, '2026-12', T0)).ok).toBe(false); // the holds still count
+      // Holding the same id again changes nothing (a resent command).
+      expect((await s.reserve(hold('hold_1', 2), 5, NOV, T0)).ok).toBe(true);
+      expect((await s.reserve(hold('hold_6', 0.01), 5, NOV, T0)).ok).toBe(false);
+    });
+
+    it('reserve: exact under concurrency', async () => {
+      const s = await fresh();
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => s.reserve(hold(`hold_${i}`, 0.1), 1.05, NOV, T0)));
+      expect(results.filter((r) => r.ok)).toHaveLength(10);
+    });
+
+    it('settle: charges the real cost and frees the hold, once per hold id', async () => {
+      const s = await fresh();
+      expect((await s.reserve(hold('hold_1', 4), 5, NOV, T0)).ok).toBe(true);
+      expect((await s.reserve(hold('hold_2', 2), 5, NOV, T0)).ok).toBe(false);
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' }, usage({ cost_usd: 0.25, request_id: 'req_1' }));
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' }, usage({ cost_usd: 0.25, request_id: 'req_1' })); // a retry
+      expect(await s.accountMonthTotals('acct_a', NOV)).toMatchObject({ requests: 1, spend_usd: 0.25 });
+      expect(await s.reserve(hold('hold_2', 4.75), 5, NOV, T0)).toEqual({ ok: true, spent_usd: 0.25, held_usd: 0 });
+      // Settling with nothing to charge frees the hold only.
+      await s.settle({ id: 'hold_2', account_id: 'acct_a' });
+      expect(await s.accountMonthTotals('acct_a', NOV)).toMatchObject({ requests: 1, spend_usd: 0.25 });
+      expect((await s.reserve(hold('hold_3', 4.75), 5, NOV, T0)).ok).toBe(true);
+      // A settled hold cannot be taken again; a charge without a hold (expired, or none) still lands.
+      expect((await s.reserve(hold('hold_1', 0), 5, NOV, T0)).ok).toBe(false);
+      await s.settle({ id: 'hold_gone', account_id: 'acct_a' }, usage({ cost_usd: 0.5 }));
+      expect((await s.accountMonthTotals('acct_a', NOV)).spend_usd).toBe(0.75);
+      await expect(s.settle({ id: 'hold_4', account_id: 'acct_a' }, usage({ cost_usd: -1 }))).rejects.toThrow();
+    });
+
+    it('settle without a charge undoes one already settled under that id, and refuses later ones', async () => {
+      const s = await fresh();
+      await s.appendUsage(usage({ cost_usd: 1 }));
+      expect((await s.reserve(hold('hold_1', 2), 5, NOV, T0)).ok).toBe(true);
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' }, usage({ cost_usd: 0.5, request_id: 'req_refused' }));
+      expect(await s.accountMonthTotals('acct_a', NOV)).toMatchObject({ requests: 2, spend_usd: 1.5 });
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' });
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' });
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' }, usage({ cost_usd: 0.5 }));
+      expect(await s.accountMonthTotals('acct_a', NOV)).toEqual({ account_id: 'acct_a', requests: 1, prompt_tokens: 10, completion_tokens: 5, spend_usd: 1 });
+    });
+
+    it('reserve: expired holds stop counting', async () => {
+      const s = await fresh();
+      expect((await s.reserve(hold('hold_1', 5, T0 + 1000), 5, NOV, T0)).ok).toBe(true);
+      expect((await s.reserve(hold('hold_2', 1, T0 + 5000), 5, NOV, T0 + 999)).ok).toBe(false);
+      expect(await s.reserve(hold('hold_2', 1, T0 + 5000), 5, NOV, T0 + 1000)).toEqual({ ok: true, spent_usd: 0, held_usd: 0 });
+    });
+
+    it('renewReservation: extends the lease and lowers (never raises) the amount', async () => {
+      const s = await fresh();
+      expect((await s.reserve(hold('hold_1', 4, T0 + 1000), 5, NOV, T0)).ok).toBe(true);
+      expect(await s.renewReservation('hold_1', 'acct_a', 3, T0 + 10_000)).toBe(true);
+      expect(await s.renewReservation('hold_1', 'acct_a', 4.5, T0 + 10_000)).toBe(true);
+      expect(await s.reserve(hold('hold_2', 2, T0 + 20_000), 5, NOV, T0 + 5000)).toEqual({ ok: true, spent_usd: 0, held_usd: 3 });
+      expect(await s.renewReservation('hold_none', 'acct_a', 1, T0 + 10_000)).toBe(false);
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' });
+      expect(await s.renewReservation('hold_1', 'acct_a', 1, T0 + 10_000)).toBe(false);
+    });
+
     it('refuses use after close', async () => {
       const s = await makeStore();
       await s.close();

@@ -1,6 +1,6 @@
 // A stub Access for the router's tests: one known key, a switchable rate limit
-// and spending cap, and a list of what was recorded.
-import { AccessError, type Access, type Principal, type RateDecision, type UsageRecord } from '../../src/access/types.js';
+// and spending cap, and a list of what was held and charged.
+import { AccessError, type Access, type Hold, type Principal, type RateDecision, type ReserveRequest, type UsageRecord } from '../../src/access/types.js';
 
 export const GOOD_KEY = 'svc_live_' + 'a'.repeat(40);
 export const AUTH = { authorization: `Bearer ${GOOD_KEY}` };
@@ -40,8 +40,21 @@ export class StubAccess implements Access {
     }
   }
 
-  async record(p: Principal, usage: UsageRecord): Promise<void> {
-    this.records.push({ p, usage });
+  /** What each request held at admission, what it lowered that to, and whether it settled (every hold must). */
+  readonly holds: { req: ReserveRequest; lowered: number[]; settled: boolean }[] = [];
+
+  async reserve(p: Principal, req: ReserveRequest): Promise<Hold> {
+    const h = { req, lowered: [] as number[], settled: false };
+    this.holds.push(h);
+    return {
+      id: `hold_${this.holds.length}`,
+      lower: (usd: number) => h.lowered.push(usd),
+      settle: async (usage: UsageRecord | null) => {
+        if (h.settled) return;
+        h.settled = true;
+        if (usage) this.records.push({ p, usage });
+      },
+    };
   }
 
   async close(): Promise<void> {}

@@ -58,17 +58,26 @@ async function answersPing(port: number): Promise<boolean> {
   });
 }
 
+export interface RedisOptions {
+  /** Listen here (a restart on the same address); default a free port. */
+  port?: number;
+  /** Keep data in this folder with an fsynced append-only file, so a stopped server
+   * comes back with it; default nothing persisted, in a folder removed on stop. */
+  persistDir?: string;
+}
+
 /** Starts redis-server on a free port and waits until it answers PING. */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(opts: RedisOptions = {}): Promise<TestRedis> {
   const bin = redisServerBinary();
   if (!bin) throw new Error(REDIS_MISSING);
   let lastErr = '';
   for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-redis-'));
+    const port = opts.port ?? (await freePort());
+    const dir = opts.persistDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-redis-'));
+    const persist = opts.persistDir ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
     const proc = spawn(
       bin,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes', '--loglevel', 'warning'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persist, '--dir', dir, '--protected-mode', 'yes', '--loglevel', 'warning'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -84,7 +93,7 @@ export async function startRedis(): Promise<TestRedis> {
           stop: () =>
             new Promise<void>((resolve) => {
               const finish = () => {
-                fs.rmSync(dir, { recursive: true, force: true });
+                if (!opts.persistDir) fs.rmSync(dir, { recursive: true, force: true });
                 resolve();
               };
               if (proc.exitCode !== null || proc.signalCode !== null) return finish();
@@ -98,7 +107,7 @@ export async function startRedis(): Promise<TestRedis> {
     }
     lastErr = out;
     proc.kill('SIGKILL');
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (!opts.persistDir) fs.rmSync(dir, { recursive: true, force: true });
   }
   throw new Error(`redis-server did not start:\n${lastErr}`);
 }

@@ -71,24 +71,28 @@ describe('rate limit on one server', () => {
 
 describe('spending cap on a real server', () => {
   let server: TestServer;
-  // One small chat request costs about 1e-5 USD, so a cap of 5e-6 lets exactly one start.
+  // A chat request with max_tokens 5 holds at most 2043 prompt tokens × 0.1 + 5 × 0.4 per 1M
+  // (2.06e-4 USD) and costs about 1e-5: a cap of 2.1e-4 lets it start, and after it no
+  // request whose most possible cost is larger than what is left.
   beforeAll(async () => {
-    server = await startServer(['--sandbox-cap-usd', '0.000005']);
+    server = await startServer(['--sandbox-cap-usd', '0.00021']);
     await waitReady(server.url);
   });
   afterAll(async () => {
     expect(await server.stop()).toBe(0);
   });
 
-  it('refuses a sandbox account at its cap with 429 insufficient_quota before any inference, and the SDK does not retry', async () => {
+  it('refuses a request that could take a sandbox account past its cap with 429 insufficient_quota before any inference, and the SDK does not retry', async () => {
     const key = await createKey(server.dataDir, ['--name', 'capped', '--sandbox', '--rate-limit', '100']);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const first = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers, body: chatBody('Spend a little') });
+    const first = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers, body: chatBody('Spend a little', { max_tokens: 5 }) });
     expect(first.status).toBe(200);
     const lines = ledgerLines(server.dataDir).length;
 
     for (const p of ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/generate']) {
-      const body = p === '/v1/embeddings' ? JSON.stringify({ model: 'svc/tiny-embed', input: 'x' }) : p === '/generate' ? JSON.stringify({ text: 'x' }) : p === '/v1/completions' ? JSON.stringify({ model: 'svc/tiny-chat', prompt: 'x' }) : chatBody('More');
+      // No max_tokens: the whole context (8.2e-4 USD); 30 inputs of up to 512 tokens at 0.02 (3.1e-4);
+      // /generate's default 128 new tokens (2.4e-4).
+      const body = p === '/v1/embeddings' ? JSON.stringify({ model: 'svc/tiny-embed', input: Array.from({ length: 30 }, () => 'x') }) : p === '/generate' ? JSON.stringify({ text: 'x' }) : p === '/v1/completions' ? JSON.stringify({ model: 'svc/tiny-chat', prompt: 'x' }) : chatBody('More');
       const res = await fetch(`${server.url}${p}`, { method: 'POST', headers, body });
       expect(res.status, p).toBe(429);
       expect(res.headers.get('x-should-retry')).toBe('false');

@@ -101,42 +101,6 @@ describe.skipIf(!haveRedis)('two servers on one redis', () => {
   }, 180_000);
 });
 
-describe.skipIf(!haveRedis)('a server whose redis stops answering', () => {
-  it('answers an error envelope (no hang, no crash) while redis is frozen, and serves again once it is back', async () => {
-    const redis = await startRedis();
-    const store = ['--store', redis.url];
-    const server = await startServer(store);
-    try {
-      await waitReady(server.url);
-      const key = (await hearth(['keys', 'create', ...store, '--name', 'outage'])).trim().split('\n').pop()!;
-      const headers = { authorization: `Bearer ${key}` };
-      expect((await fetch(`${server.url}/v1/models`, { headers })).status).toBe(200);
-
-      redis.proc.kill('SIGSTOP'); // frozen: connections stay open, nothing answers
-      const t0 = Date.now();
-      const res = await fetch(`${server.url}/v1/models`, { headers, signal: AbortSignal.timeout(30_000) });
-      const waited = Date.now() - t0;
-      expect(res.status).toBeGreaterThanOrEqual(500);
-      const body = (await res.json()) as { error: { message: string; type: string; code: string } };
-      expect(body.error.type).toMatch(/error$/);
-      expect(waited).toBeLessThan(15_000);
-      expect((await fetch(`${server.url}/health`)).status).toBe(200);
-      console.log(`redis frozen: answered ${res.status} ${body.error.code} after ${waited} ms`);
-
-      redis.proc.kill('SIGCONT');
-      let status = 0;
-      for (const end = Date.now() + 20_000; Date.now() < end && status !== 200; await new Promise((r) => setTimeout(r, 200))) {
-        status = (await fetch(`${server.url}/v1/models`, { headers })).status;
-      }
-      expect(status).toBe(200);
-    } finally {
-      redis.proc.kill('SIGCONT');
-      expect(await server.stop()).toBe(0);
-      await redis.stop();
-    }
-  }, 180_000);
-});
-
 describe('the CLI on an unreachable redis', () => {
   it('fails with a message that names the store but never its password', async () => {
     const err = (await hearth(['keys', 'list', '--store', 'redis://admin:hunter2secret@127.0.0.1:1/0']).catch((e: unknown) => e)) as {

@@ -2,8 +2,9 @@
 // forwards each TokenEvent as its own chunk the moment it arrives.
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { GenerateResult, TokenEvent } from '../../engine/protocol.js';
-import { type Ctx, type RouteDeps, readJson, recordUsage, resolveModel } from '../context.js';
-import { GenerationSet, type Usage } from '../generation.js';
+import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
+import { GenerationSet } from '../generation.js';
+import { reserveGeneration } from '../charge.js';
 import { jsonResponse } from '../errors.js';
 import { nowSeconds, randomId } from '../ids.js';
 import { chatLogprobs } from '../logprobs.js';
@@ -11,21 +12,21 @@ import { parseBody } from '../schemas/common.js';
 import { chatRequestSchema, toChatCall } from '../schemas/chat.js';
 import { sseResponse } from '../sse.js';
 import { replyMessage, StreamedReply } from '../tools/respond.js';
-import { SYSTEM_FINGERPRINT, finishUsage, respondWith } from './shared.js';
+import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSettle } from './shared.js';
 
 export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const call = toChatCall(parseBody(chatRequestSchema, await readJson(c, deps)));
     const model = await resolveModel(deps.runtime, call.model, 'chat');
-    const prompt = { messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}) };
-    const set = new GenerationSet(deps.runtime.engine, model.id, [prompt], call.n, call.sampling, c.req.raw.signal);
-    const principal = c.get('principal');
-    const record = (u: Usage) => recordUsage(deps.runtime, principal, model.id, u.prompt_tokens, u.completion_tokens);
+    const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}) }];
+    const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
+    charge.watch(set);
     const id = randomId('chatcmpl-');
     const created = nowSeconds();
 
     if (!call.stream) {
-      const results = await respondWith(set, record);
+      const results = await respondWith(set, charge);
       const usage = set.usage();
       const body: ChatCompletion = {
         id,
@@ -43,7 +44,7 @@ export function chatCompletions(deps: RouteDeps) {
       return jsonResponse(body);
     }
 
-    await set.started();
+    await startStream(set, charge);
 
     const base = {
       id,
@@ -62,11 +63,11 @@ export function chatCompletions(deps: RouteDeps) {
     });
 
     return sseResponse(
-      async (send) => {
-        const streamed = new Array<string>(set.count).fill('');
-        // Tool calls: text becomes content and call deltas (plain content when tools are off).
-        const replies = Array.from({ length: set.count }, () => new StreamedReply(call.tools.parse));
-        try {
+      (send) =>
+        streamThenSettle(set, charge, async () => {
+          const streamed = new Array<string>(set.count).fill('');
+          // Tool calls: text becomes content and call deltas (plain content when tools are off).
+          const replies = Array.from({ length: set.count }, () => new StreamedReply(call.tools.parse));
           for (let i = 0; i < set.count; i++) {
             send(chunk([{ index: i, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
           }
@@ -89,11 +90,7 @@ export function chatCompletions(deps: RouteDeps) {
             }
           }
           if (call.includeUsage) send({ ...base, choices: [], usage: finishUsage(set.usage()) });
-        } finally {
-          const u = set.usage();
-          if (!set.cancelled || u.completion_tokens > 0) await record(u);
-        }
-      },
+        }),
       { onCancel: () => set.cancel(), requestId: c.get('requestId') },
     );
   };

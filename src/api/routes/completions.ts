@@ -2,15 +2,16 @@
 // indexed prompt-major (prompt i, sample j → index i·n + j) as OpenAI does.
 import type { Completion, CompletionChoice } from 'openai/resources/completions';
 import type { GenerateResult } from '../../engine/protocol.js';
-import { type Ctx, type RouteDeps, readJson, recordUsage, resolveModel } from '../context.js';
+import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
 import { invalidRequest, jsonResponse } from '../errors.js';
-import { GenerationSet, type Usage } from '../generation.js';
+import { GenerationSet } from '../generation.js';
+import { reserveGeneration } from '../charge.js';
 import { nowSeconds, randomId } from '../ids.js';
 import { legacyLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
 import { completionRequestSchema, toCompletionCall } from '../schemas/completions.js';
 import { sseResponse } from '../sse.js';
-import { SYSTEM_FINGERPRINT, finishUsage, respondWith } from './shared.js';
+import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSettle } from './shared.js';
 
 export function completions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
@@ -20,22 +21,16 @@ export function completions(deps: RouteDeps) {
       throw invalidRequest('echo with stream is supported for text prompts only, not token arrays.', 'echo');
     }
     const model = await resolveModel(deps.runtime, call.model, 'text');
-    const set = new GenerationSet(
-      deps.runtime.engine,
-      model.id,
-      call.prompts.map((p) => p.input),
-      call.n,
-      call.sampling,
-      c.req.raw.signal,
-    );
-    const principal = c.get('principal');
-    const record = (u: Usage) => recordUsage(deps.runtime, principal, model.id, u.prompt_tokens, u.completion_tokens);
+    const prompts = call.prompts.map((p) => p.input);
+    const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
+    charge.watch(set);
     const id = randomId('cmpl-');
     const created = nowSeconds();
     const echoText = (g: number, r?: GenerateResult) => (call.echo ? (call.prompts[set.promptOf(g)]!.text ?? r?.prompt_text ?? '') : '');
 
     if (!call.stream) {
-      const results = await respondWith(set, record);
+      const results = await respondWith(set, charge);
       const body: Completion = {
         id,
         object: 'text_completion',
@@ -56,7 +51,7 @@ export function completions(deps: RouteDeps) {
       return jsonResponse(body);
     }
 
-    await set.started();
+    await startStream(set, charge);
 
     const base = {
       id,
@@ -69,10 +64,10 @@ export function completions(deps: RouteDeps) {
     const chunk = (choice: CompletionChoice) => ({ ...base, choices: [choice] });
 
     return sseResponse(
-      async (send) => {
+      (send) =>
+        streamThenSettle(set, charge, async () => {
         const streamed = new Array<string>(set.count).fill('');
         const offsets = new Array<number>(set.count).fill(0);
-        try {
           if (call.echo) {
             for (let g = 0; g < set.count; g++) {
               const text = echoText(g);
@@ -96,11 +91,7 @@ export function completions(deps: RouteDeps) {
             }
           }
           if (call.includeUsage) send({ ...base, choices: [], usage: finishUsage(set.usage()) });
-        } finally {
-          const u = set.usage();
-          if (!set.cancelled || u.completion_tokens > 0) await record(u);
-        }
-      },
+        }),
       { onCancel: () => set.cancel(), requestId: c.get('requestId') },
     );
   };

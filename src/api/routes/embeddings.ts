@@ -2,7 +2,8 @@
 // truncates and re-normalises here, and base64 is little-endian float32 as the
 // openai SDK decodes it (it asks for base64 unless told otherwise).
 import type { CreateEmbeddingResponse } from 'openai/resources/embeddings';
-import { type Ctx, type RouteDeps, readJson, recordUsage, resolveModel } from '../context.js';
+import { reserveEmbedding, usageRecord } from '../charge.js';
+import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
 import { invalidRequest, jsonResponse } from '../errors.js';
 import { parseBody } from '../schemas/common.js';
 import { embeddingInputs, embeddingRequestSchema } from '../schemas/embeddings.js';
@@ -29,10 +30,16 @@ export function embeddings(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const body = parseBody(embeddingRequestSchema, await readJson(c, deps));
     const model = await resolveModel(deps.runtime, body.model, 'embedding');
-    const result = await deps.runtime.engine.embed({ model: model.id, input: embeddingInputs(body.input) });
+    const input = embeddingInputs(body.input);
+    const hold = await reserveEmbedding(deps.runtime, c.get('principal'), model, input);
+    const result = await deps.runtime.engine.embed({ model: model.id, input }).catch(async (err: unknown) => {
+      await hold.settle(null);
+      throw err;
+    });
     const width = result.data[0]?.length ?? 0;
     const dims = body.dimensions ?? undefined;
     if (dims !== undefined && dims > width) {
+      await hold.settle(null);
       throw invalidRequest(`'dimensions' is ${dims} but \`${model.id}\` produces ${width}-dimensional embeddings.`, 'dimensions');
     }
     const base64 = body.encoding_format === 'base64';
@@ -40,7 +47,8 @@ export function embeddings(deps: RouteDeps) {
       const v = dims !== undefined && dims < vec.length ? shorten(vec, dims) : vec;
       return { object: 'embedding' as const, index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
     });
-    await recordUsage(deps.runtime, c.get('principal'), model.id, result.prompt_tokens, 0);
+    // The reply waits for its charge: a store that cannot take it means 503, not a free answer.
+    await hold.settle(usageRecord(deps.runtime, model.id, { prompt_tokens: result.prompt_tokens, completion_tokens: 0 }), { beforeReply: true });
     const res = {
       object: 'list',
       data,

@@ -3,15 +3,16 @@
 // with several, meta_info holds the totals (prompt tokens once per prompt) and
 // meta_info.items[i] describes text[i].
 import type { GenerateResult } from '../../engine/protocol.js';
-import { type Ctx, type RouteDeps, defaultTextModel, readJson, recordUsage, resolveModel } from '../context.js';
+import { type Ctx, type RouteDeps, defaultTextModel, readJson, resolveModel } from '../context.js';
 import { jsonResponse } from '../errors.js';
-import { GenerationSet, type Usage } from '../generation.js';
+import { GenerationSet } from '../generation.js';
+import { reserveGeneration } from '../charge.js';
 import { randomId } from '../ids.js';
 import { sglangLogprobs, sglangTopLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
 import { generateRequestSchema, toGenerateCall, type GenerateCall } from '../schemas/generate.js';
 import { sseResponse } from '../sse.js';
-import { respondWith } from './shared.js';
+import { respondWith, startStream, streamThenSettle } from './shared.js';
 
 type FinishInfo = { type: 'stop'; matched: string | number | null } | { type: 'length'; length: number };
 
@@ -58,24 +59,24 @@ export function generate(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const call = toGenerateCall(parseBody(generateRequestSchema, await readJson(c, deps)));
     const model = await resolveModel(deps.runtime, call.model ?? (await defaultTextModel(deps.runtime)), 'text');
+    const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, call.prompts, call.n, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, call.prompts, call.n, call.sampling, c.req.raw.signal);
-    const principal = c.get('principal');
-    const record = (u: Usage) => recordUsage(deps.runtime, principal, model.id, u.prompt_tokens, u.completion_tokens);
+    charge.watch(set);
     const id = randomId('', 32).toLowerCase();
 
     if (!call.stream) {
-      const results = await respondWith(set, record);
+      const results = await respondWith(set, charge);
       return jsonResponse(finalBody(set, call, id, results));
     }
 
-    await set.started();
+    await startStream(set, charge);
 
     // Each event repeats the whole object so far (cumulative text), as SGLang streams.
     return sseResponse(
-      async (send) => {
+      (send) =>
+        streamThenSettle(set, charge, async () => {
         const text = new Array<string>(set.count).fill('');
         const lps = Array.from({ length: set.count }, () => [] as NonNullable<GenerateResult['logprobs']>);
-        try {
           for await (const e of set.events) {
             if (e.kind === 'error') throw e.error;
             if (e.kind === 'done') continue;
@@ -93,11 +94,7 @@ export function generate(deps: RouteDeps) {
             send({ text: [...text], meta_info: meta });
           }
           send(finalBody(set, call, id, set.results as GenerateResult[]));
-        } finally {
-          const u = set.usage();
-          if (!set.cancelled || u.completion_tokens > 0) await record(u);
-        }
-      },
+        }),
       { onCancel: () => set.cancel(), requestId: c.get('requestId') },
     );
   };

@@ -1,6 +1,7 @@
 // Small pieces the generating routes have in common.
 import type { CompletionUsage } from 'openai/resources/completions';
 import type { GenerateResult } from '../../engine/protocol.js';
+import type { GenerationCharge } from '../charge.js';
 import { type GenerationSet, type Usage } from '../generation.js';
 
 export const SYSTEM_FINGERPRINT = 'fp_hearth';
@@ -14,16 +15,38 @@ export function finishUsage(u: Usage): CompletionUsage {
   };
 }
 
-/** Waits for a non-streamed request's generations and records what was spent: on
- * success, and on a cut or failure too when tokens had already been produced. */
-export async function respondWith(set: GenerationSet, record: (u: Usage) => Promise<void>): Promise<GenerateResult[]> {
+/** Waits for a non-streamed request's generations and settles its charge before the
+ * reply is sent (a charge the store cannot take means no reply: 503); a cut or failure
+ * is charged too when tokens had already been produced, and otherwise frees the hold. */
+export async function respondWith(set: GenerationSet, charge: GenerationCharge): Promise<GenerateResult[]> {
   try {
     const results = await set.all();
-    await record(set.usage());
+    await charge.settle(set.usage(), true);
     return results;
   } catch (err) {
     const u = set.usage();
-    if (u.completion_tokens > 0) await record(u);
+    await charge.settle(u.completion_tokens > 0 ? u : null);
+    throw err;
+  }
+}
+
+/** Runs a stream's body, then settles what it produced (nothing, if it was cut before
+ * the first token). A client that went away is charged for what had been sent. */
+export async function streamThenSettle(set: GenerationSet, charge: GenerationCharge, body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } finally {
+    const u = set.usage();
+    await charge.settle(!set.cancelled || u.completion_tokens > 0 ? u : null);
+  }
+}
+
+/** Waits for a stream's first sign of life; an early failure frees the hold. */
+export async function startStream(set: GenerationSet, charge: GenerationCharge): Promise<void> {
+  try {
+    await set.started();
+  } catch (err) {
+    await charge.settle(null);
     throw err;
   }
 }
