@@ -36,17 +36,25 @@ export function xgrammar(): Promise<XGrammar> {
   return loaded;
 }
 
-/** Runs an XGrammar call; a failure is rethrown with XGrammar's own reason. */
-export async function withReason<T>(fn: () => Promise<T>): Promise<T> {
-  const lines: string[] = [];
-  captured = lines;
-  try {
-    return await fn();
-  } catch (e) {
-    const fatal = lines.find((l) => l.includes('[FATAL]'));
-    const why = fatal ? fatal.replace(/^.*\[FATAL\][^:]*:\d+:\s*/, '') : e instanceof Error ? e.message : String(e);
-    throw new Error(why);
-  } finally {
-    captured = null;
-  }
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Runs an XGrammar call; a failure is rethrown with XGrammar's own reason. Calls run one
+ * at a time (the work is synchronous WASM anyway), so each captures only its own lines. */
+export function withReason<T>(fn: () => Promise<T>): Promise<T> {
+  const run = async () => {
+    const lines: string[] = [];
+    captured = lines;
+    try {
+      return await fn();
+    } catch (e) {
+      const fatal = lines.find((l) => l.includes('[FATAL]'));
+      const why = fatal ? fatal.replace(/^.*\[FATAL\][^:]*:\d+:\s*/, '') : e instanceof Error ? e.message : String(e);
+      throw new Error(why);
+    } finally {
+      captured = null;
+    }
+  };
+  const next = queue.then(run, run);
+  queue = next.catch(() => undefined);
+  return next;
 }

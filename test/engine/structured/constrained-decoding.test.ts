@@ -73,4 +73,12 @@ describe('constrained decoding on the fixture model', () => {
     const { result } = await generate(req({ type: 'regex', pattern: '[a-z]{3,8}@[a-z]{2,6}\\.(com|org)' }));
     expect(result.text).toMatch(/^[a-z]{3,8}@[a-z]{2,6}\.(com|org)$/);
   });
+
+  it('refuses grammars that cannot compile, each with its own reason and field, even at once', async () => {
+    const bad = (schema: string) => generate(req({ type: 'json_schema', schema })).catch((e: unknown) => e);
+    const [a, b] = await Promise.all([bad('{"type":"strange"}'), bad('{"type":"string","pattern":"(?=x)"}')]);
+    expect(a).toMatchObject({ code: 'invalid_value', param: 'response_format' });
+    expect((a as Error).message).toContain('strange');
+    expect((b as Error).message).toContain('Lookahead');
+  });
 });
