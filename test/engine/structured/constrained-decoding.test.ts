@@ -81,4 +81,20 @@ describe('constrained decoding on the fixture model', () => {
     expect((a as Error).message).toContain('strange');
     expect((b as Error).message).toContain('Lookahead');
   });
+
+  it('masks each row of a batch by its own grammar and leaves unconstrained rows as they were', async () => {
+    const plain = (content: string): GenerateRequest => ({
+      id: `g${n++}`, model: 'svc/tiny-chat', prompt: { messages: [{ role: 'user', content }] }, sampling: { ...greedy, max_tokens: 60 },
+    });
+    const alone = await generate(plain('Tell me about the sea.'));
+    const flag = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+    const [a, b, c] = await Promise.all([
+      generate(req({ type: 'json_schema', schema: JSON.stringify(person) })),
+      generate(plain('Tell me about the sea.')),
+      generate(req({ type: 'json_schema', schema: JSON.stringify(flag) })),
+    ]);
+    expect(ajv.validate(person, JSON.parse(a.result.text))).toBe(true);
+    expect(b.result.text).toBe(alone.result.text);
+    expect(ajv.validate(flag, JSON.parse(c.result.text))).toBe(true);
+  });
 });
