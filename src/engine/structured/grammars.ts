@@ -6,13 +6,13 @@ import { Constraint } from './constraint.js';
 import { factorLiteralAlternatives } from './factor-literals.js';
 import type { Utf8Filter } from './utf8.js';
 import { createTokenizerInfo, type TokenizerJson } from './tokenizer-info.js';
-import { withReason, xgrammar, type CompiledGrammar, type GrammarCompiler, type XGrammar } from './xgrammar.js';
+import { withReason, xgrammar, type CompiledGrammar, type GrammarCompiler, type TokenizerInfo, type XGrammar } from './xgrammar.js';
 
 /** Distinct grammars kept per model; the least recently used goes first. */
 const CACHE_SIZE = 64;
 
 export class Grammars {
-  private compiler?: Promise<{ xg: XGrammar; compiler: GrammarCompiler }>;
+  private compiler?: Promise<{ xg: XGrammar; compiler: GrammarCompiler; info: TokenizerInfo }>;
   private readonly compiled = new Map<string, Promise<CompiledGrammar>>();
 
   constructor(
@@ -30,11 +30,23 @@ export class Grammars {
     return new Constraint(await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar)), this.utf8);
   }
 
+  /** Frees XGrammar's memory for this model (its WASM heap is not garbage-collected). */
+  async dispose(): Promise<void> {
+    const started = this.compiler;
+    this.compiler = undefined;
+    const compiled = [...this.compiled.values()];
+    this.compiled.clear();
+    for (const g of await Promise.allSettled(compiled)) if (g.status === 'fulfilled') g.value.dispose();
+    const s = await started?.catch(() => undefined);
+    s?.compiler.dispose();
+    s?.info.dispose();
+  }
+
   private start() {
     this.compiler ??= (async () => {
       const xg = await xgrammar();
       const info = await createTokenizerInfo(xg, this.tokenizer, this.vocabSize, this.stopIds);
-      return { xg, compiler: await xg.GrammarCompiler.createGrammarCompiler(info) };
+      return { xg, info, compiler: await xg.GrammarCompiler.createGrammarCompiler(info) };
     })();
     return this.compiler;
   }

@@ -21,3 +21,10 @@ export function grammarsFor(codec: TextCodec, vocabSize: number, stopIds: number
   return g;
 }
 
+
+/** Frees a model's compiled grammars once it is unloaded (after its requests have drained). */
+export async function releaseGrammars(codec: TextCodec): Promise<void> {
+  const g = perModel.get(codec);
+  perModel.delete(codec);
+  await g?.dispose();
+}

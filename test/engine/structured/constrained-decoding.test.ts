@@ -97,4 +97,12 @@ describe('constrained decoding on the fixture model', () => {
     expect(b.result.text).toBe(alone.result.text);
     expect(ajv.validate(flag, JSON.parse(c.result.text))).toBe(true);
   });
+
+  it('compiles afresh after a redeploy, with the old instance\'s grammars freed', async () => {
+    await generate(req({ type: 'json_object' }));
+    await engine.redeploy!('svc/tiny-chat');
+    for (let i = 0; i < 200 && (await engine.models())[0]!.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50));
+    const { result } = await generate(req({ type: 'json_schema', schema: JSON.stringify(person) }));
+    expect(ajv.validate(person, JSON.parse(result.text))).toBe(true);
+  });
 });
