@@ -9,7 +9,7 @@ export interface TokenizerJson {
   decoder?: Decoder | null;
   normalizer?: { type: string; prepend?: string; normalizers?: { type: string; prepend?: string }[] } | null;
   pre_tokenizer?: { type: string; prepend_scheme?: string; add_prefix_space?: boolean } | null;
-  added_tokens?: { id: number; content: string }[];
+  added_tokens?: { id: number; content: string; special?: boolean }[];
 }
 interface Decoder {
   type: string;
@@ -34,13 +34,15 @@ function prependsSpace(json: TokenizerJson): boolean {
   return p?.type === 'Metaspace' && p.prepend_scheme !== 'never' && p.add_prefix_space !== false;
 }
 
-/** Token texts indexed by id; ids the tokenizer does not use (padding up to the model's vocab) stay empty. */
+/** Token texts indexed by id. Special tokens (<|im_start|>, EOS) and ids the tokenizer does not
+ * use (padding up to the model's vocab) stay empty, which XGrammar takes as "never text": with
+ * their spelling, it would let them into a JSON string. */
 export function encodedVocab(json: TokenizerJson, size: number): string[] {
   const vocab = new Array<string>(size).fill('');
   const v = json.model.vocab ?? {};
   const entries: [string, number][] = Array.isArray(v) ? v.map(([t], i) => [t, i]) : Object.entries(v);
   for (const [token, id] of entries) if (id < size) vocab[id] = token;
-  for (const t of json.added_tokens ?? []) if (t.id < size) vocab[t.id] = t.content;
+  for (const t of json.added_tokens ?? []) if (t.id < size) vocab[t.id] = t.special ? '' : t.content;
   return vocab;
 }
 
