@@ -27,11 +27,14 @@ export function xgrammar(): Promise<XGrammar> {
   loaded ??= (async () => {
     const original = console.error;
     console.error = (...args: unknown[]) => (captured ? captured.push(args.join(' ')) : original.apply(console, args));
-    const xg = await loader();
-    // The WASM module starts on the first call; make that call while the relay is in place.
-    (await xg.TokenizerInfo.createTokenizerInfo([''], 'raw', false, 1, [])).dispose();
-    console.error = original;
-    return xg;
+    try {
+      const xg = await loader();
+      // The WASM module starts on the first call; make that call while the relay is in place.
+      (await xg.TokenizerInfo.createTokenizerInfo([''], 'raw', false, 1, [])).dispose();
+      return xg;
+    } finally {
+      console.error = original;
+    }
   })();
   return loaded;
 }
