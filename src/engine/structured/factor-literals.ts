@@ -1,12 +1,15 @@
 // A workaround for an XGrammar 0.1.27 matcher bug (the WASM build on npm; upstream
 // issue mlc-ai/xgrammar#618 shows the same family): a rule of string-literal
 // alternatives where one runs on with a repeated character, such as an enum
-// ("aa" | "a") or ("redd" | "red"), also accepts "aaaa" and "redddd". Factoring the
-// alternatives into a trie ("a" ("a" | "")) keeps the matcher exact, so enum and const
-// rules in a schema's EBNF are rewritten that way before compiling.
+// ("aa" | "a") or a regex's (redd|red), also accepts "aaaa" and "redddd". Factoring
+// the alternatives into a trie ("a" ("a" | "")) keeps the matcher exact, so such rules
+// are rewritten that way before compiling: in a schema's EBNF as XGrammar writes it
+// (`x ::= ("\"aa\"") | ("\"a\"")`) and in a normalized grammar
+// (`x ::= (("r" "e" "d" "d") | ("r" "e" "d"))`).
 
 const LITERAL = String.raw`"(?:[^"\\]|\\.)*"`;
-const ALTERNATIVES = new RegExp(String.raw`^(\w+) ::= (\(${LITERAL}\)(?: \| \(${LITERAL}\))+)$`);
+const SEQUENCE = String.raw`\(${LITERAL}(?: ${LITERAL})*\)`;
+const ALTERNATIVES = new RegExp(String.raw`^(\w+) ::= (\()?(${SEQUENCE}(?: \| ${SEQUENCE})+)(\))?$`);
 
 /** A literal's body split into units: a character, or one escape sequence. */
 function units(literal: string): string[] {
@@ -41,11 +44,11 @@ export function factorLiteralAlternatives(ebnf: string): string {
     .split('\n')
     .map((line) => {
       const m = ALTERNATIVES.exec(line);
-      if (!m) return line;
+      if (!m || Boolean(m[2]) !== Boolean(m[4])) return line;
       const root: Node = { children: new Map(), end: false };
-      for (const lit of m[2]!.match(new RegExp(LITERAL, 'g'))!) {
+      for (const seq of m[3]!.match(new RegExp(SEQUENCE, 'g'))!) {
         let n = root;
-        for (const u of units(lit)) {
+        for (const u of seq.match(new RegExp(LITERAL, 'g'))!.flatMap(units)) {
           if (!n.children.has(u)) n.children.set(u, { children: new Map(), end: false });
           n = n.children.get(u)!;
         }

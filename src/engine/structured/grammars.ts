@@ -81,9 +81,17 @@ async function compileWith(compiler: GrammarCompiler, spec: GrammarSpec): Promis
     case 'json_schema':
       return compiler.compileGrammar(await schemaGrammar(spec.schema));
     case 'regex':
-      return compiler.compileStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: spec.pattern } });
-    case 'ebnf':
-      return compiler.compileGrammar(spec.grammar);
+    case 'ebnf': {
+      // Normalized first, so that nested alternatives become rules the workaround can factor.
+      const xg = await xgrammar();
+      const grammar =
+        spec.type === 'regex'
+          ? await xg.Grammar.fromStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: spec.pattern } })
+          : await xg.Grammar.fromEBNF(spec.grammar);
+      const text = factorLiteralAlternatives(grammar.toString());
+      grammar.dispose();
+      return compiler.compileGrammar(text);
+    }
     case 'structural_tag':
       return compiler.compileStructuralTag(await compactSchemas(spec.tag));
   }
