@@ -1,5 +1,6 @@
-// Property: for random JSON schemas (objects, arrays, enums, nesting), whatever the
-// fixture model writes under the schema's grammar validates against the schema.
+// Properties: for random JSON schemas (objects, arrays, enums, nesting), whatever the
+// fixture model writes under the schema's grammar validates against the schema, and the
+// arguments of every tool call it makes under random tools validate against that tool's.
 import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { join } from 'node:path';
@@ -7,6 +8,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { EngineApi } from '../../../src/engine/protocol.js';
+import { toolCallGrammar } from '../../../src/api/tools/hermes.js';
+import { parseToolCalls } from '../../../src/api/tools/parser.js';
 import { fixtures } from '../../helpers/fixtures.js';
 
 let engine: EngineApi;
@@ -41,22 +44,44 @@ beforeAll(async () => {
 afterAll(() => engine?.dispose());
 
 let n = 0;
+const run = (grammar: Parameters<EngineApi['generate']>[0]['sampling']['grammar'], seed: number) =>
+  engine.generate(
+    {
+      id: `p${n++}`,
+      model: 'svc/tiny-chat',
+      prompt: { messages: [{ role: 'user', content: 'Fill this in.' }] },
+      sampling: {
+        temperature: 1, seed, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
+        stop: [], stop_token_ids: [], ignore_eos: false, logprobs: -1, max_tokens: 400, grammar,
+      },
+    },
+    () => {},
+  );
+
+it('every tool call for random parameter schemas names an offered tool with arguments valid for it', async () => {
+  const object = schema.filter((s) => (s as { type?: string }).type === 'object');
+  await fc.assert(
+    fc.asyncProperty(fc.array(object, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.integer({ min: 0, max: 1000 }), async (params, parallel, seed) => {
+      const tools = params.map((parameters, i) => ({ name: `tool_${i}`, parameters: parameters as Record<string, unknown> }));
+      const r = await run(toolCallGrammar(tools, 'required', parallel), seed);
+      const { calls } = parseToolCalls(r.text);
+      if (r.finish_reason === 'stop') expect(calls.length).toBeGreaterThan(0);
+      if (!parallel) expect(calls.length).toBe(1);
+      // A parallel reply cut by max_tokens leaves its last call unfinished; the earlier ones are whole.
+      for (const call of r.finish_reason === 'stop' ? calls : calls.slice(0, -1)) {
+        const tool = tools.find((t) => t.name === call.name)!;
+        expect(tool, call.name).toBeDefined();
+        expect(ajv.validate(tool.parameters, JSON.parse(call.arguments)), call.arguments).toBe(true);
+      }
+    }),
+    { numRuns: 20, seed: 7 },
+  );
+}, 120_000);
+
 it('every output for a random schema validates against it', async () => {
   await fc.assert(
     fc.asyncProperty(rootSchema, fc.integer({ min: 0, max: 1000 }), async (s, seed) => {
-      const r = await engine.generate(
-        {
-          id: `p${n++}`,
-          model: 'svc/tiny-chat',
-          prompt: { messages: [{ role: 'user', content: 'Fill this in.' }] },
-          sampling: {
-            temperature: 1, seed, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
-            stop: [], stop_token_ids: [], ignore_eos: false, logprobs: -1, max_tokens: 400,
-            grammar: { type: 'json_schema', schema: JSON.stringify(s), param: 'response_format' },
-          },
-        },
-        () => {},
-      );
+      const r = await run({ type: 'json_schema', schema: JSON.stringify(s), param: 'response_format' }, seed);
       expect(r.finish_reason).toBe('stop');
       let value: unknown;
       expect(() => (value = JSON.parse(r.text)), JSON.stringify(r.text)).not.toThrow();
