@@ -1,7 +1,7 @@
 // npm run bench: throughput, TTFT, HTTP overhead and the bandwidth bound on the
 // bench preset model, all in one run on this machine. Writes bench/results.json
 // and bench/chart.svg. Figures are medians; ratios are taken within this run.
-import { statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { env as hf, pipeline } from '@huggingface/transformers';
@@ -12,6 +12,7 @@ import type { SamplingParams } from '../src/engine/protocol.js';
 import { serve } from '../src/front/node/serve.js';
 import { modelsSettled } from '../src/runtime.js';
 import { barChart, stack } from './chart.js';
+import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
 
 const MODEL = 'svc/bench-chat';
 const MAX_TOKENS = Number(process.env.BENCH_TOKENS ?? 64);
@@ -195,6 +196,21 @@ async function main() {
   const baseline = await baselineTransformersJs(prompts);
   log(`transformers.js pipeline, one prompt after another: ${round(baseline)} tok/s`);
 
+  // Structured outputs: masking per decode step against the step itself, at batch 1 and 8,
+  // for the bench model's vocabulary and for a real one (Qwen3's, 151,936 logits).
+  const stepMs = { 1: 1000 / tput[1].perStreamDecode, 8: 1000 / tput[8].perStreamDecode };
+  const benchVocab = (JSON.parse(readFileSync(join(FIXTURES_DIR, 'bench-chat', 'config.json'), 'utf8')) as { vocab_size: number }).vocab_size;
+  const masks = [
+    await maskingCost(join(FIXTURES_DIR, 'bench-chat', 'tokenizer.json'), benchVocab),
+    await maskingCost(qwen3Tokenizer(), 151_936),
+  ];
+  const grammarMask = masks.map((m) => ({
+    vocab: m.vocab,
+    ms_per_step: { 1: round(m.ms_per_step[1]!, 3), 8: round(m.ms_per_step[8]!, 3) },
+    fraction_of_bench_step: { 1: round(m.ms_per_step[1]! / stepMs[1], 3), 8: round(m.ms_per_step[8]! / stepMs[8], 3) },
+  }));
+  log(`grammar masking per step: ${grammarMask.map((g) => `vocab ${g.vocab}: ${g.ms_per_step[1]} ms (batch 1), ${g.ms_per_step[8]} ms (batch 8)`).join('; ')}`);
+
   const bandwidth = copyBandwidth();
   const bound = bandwidth / weightBytes;
   const batch1 = tput[1].perStreamDecode;
@@ -211,12 +227,14 @@ async function main() {
     direct_engine_concurrency8_vs_baseline: round(direct8 / baseline),
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(direct)), overhead: round(median(http) / median(direct) - 1, 4) },
+    grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },
     batch1_decode: { tokens_per_s: batch1, copy_bandwidth_gb_s: round(bandwidth / 1e9), bound_tokens_per_s: round(bound), fraction_of_bound: round(batch1 / bound, 3) },
     targets: {
       'concurrency 8 >= 4x baseline': tput[8].tokensPerSecond / baseline >= 4,
       'warm TTFT <= 0.2x cold': median(warm) / median(cold) <= 0.2,
       'HTTP overhead <= 5%': median(http) / median(direct) - 1 <= 0.05,
       'batch-1 decode >= 50% of bound': batch1 / bound >= 0.5,
+      'grammar masking < 10% of a bench-model step (batch 1 and 8)': grammarMask[0]!.fraction_of_bench_step[1] < 0.1 && grammarMask[0]!.fraction_of_bench_step[8] < 0.1,
     },
   });
   writeFileSync(join(BENCH, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -4,6 +4,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from '../engine/errors.js';
+import { setXGrammarLoader } from '../engine/structured/index.js';
+import { loadXGrammarInNode } from './node-xgrammar.js';
 import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
 
@@ -15,6 +17,7 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
   if (device === 'wasm') {
     throw new EngineError('invalid_value', 'device "wasm" is for browsers; in Node use cpu, cuda or webgpu', 'device');
   }
+  setXGrammarLoader(loadXGrammarInNode);
   return {
     device,
     Tensor: ort.Tensor,

@@ -14,6 +14,7 @@ import type {
   TokenEvent,
 } from './protocol.js';
 import { Sequence } from './sequence.js';
+import { grammarsFor } from './structured/index.js';
 
 /**
  * The engine as the worker exposes it: finds the model, turns the prompt into
@@ -62,7 +63,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const p = req.prompt;
       const { ids, text, param } =
         'messages' in p
-          ? { ...codec.encodeChat(p.messages), param: 'messages' }
+          ? { ...codec.encodeChat(p.messages, p.tools), param: 'messages' }
           : 'text' in p
             ? { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' }
             : { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };
@@ -83,7 +84,9 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       if (ids.length >= ctx) {
         throw new EngineError('context_length_exceeded', `The prompt has ${ids.length} tokens; this model's maximum context length is ${ctx}`, param);
       }
-      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, onToken);
+      const grammar = req.sampling.grammar;
+      const constraint = grammar && (await grammarsFor(codec, lm.vocabSize, lm.eosIds).constraint(grammar));
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, onToken, constraint || undefined);
       scheduler.submit(seq);
       return seq.result;
     },

@@ -9,6 +9,7 @@ import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './
 import type { EngineOptions } from './engine.js';
 import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
+import { releaseGrammars } from './structured/index.js';
 import { TextCodec } from './text/codec.js';
 
 export const DEFAULT_KV_CACHE_MB = 256;
@@ -166,6 +167,7 @@ export class ModelHost {
   async #release(m: LoadedModel): Promise<void> {
     await m.lm?.dispose().catch(() => undefined);
     await m.encoder?.dispose().catch(() => undefined);
+    await releaseGrammars(m.codec).catch(() => undefined); // structured outputs
   }
 
   async #load(entry: CatalogEntry): Promise<LoadedModel> {

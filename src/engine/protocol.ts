@@ -66,10 +66,20 @@ export interface ChatMessage {
   role: string;
   content: string;
   name?: string;
+  /** An assistant turn's calls; `arguments` parsed, as chat templates expect it. */
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: unknown } }[];
+  /** A `tool` turn: the call it answers. */
+  tool_call_id?: string;
+}
+
+/** A tool as chat templates take it (OpenAI's shape). */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters: Record<string, unknown> };
 }
 
 export type PromptInput =
-  | { messages: ChatMessage[] }
+  | { messages: ChatMessage[]; tools?: ToolDefinition[] }
   | { text: string }
   | { tokens: number[] };
 
@@ -88,7 +98,22 @@ export interface SamplingParams {
   ignore_eos: boolean;
   /** How many top alternatives to report per token; -1 = no logprobs at all. */
   logprobs: number;
+  /** Constrains the output to a grammar (structured outputs, tool calls). */
+  grammar?: GrammarSpec;
 }
+
+/**
+ * What the output must match. `param` names the request field a grammar that cannot
+ * compile is blamed on. A structural tag is XGrammar's JSON form (tool calls: free text,
+ * then calls between tags).
+ */
+export type GrammarSpec = { param: string } & (
+  | { type: 'json_object' }
+  | { type: 'json_schema'; schema: string }
+  | { type: 'regex'; pattern: string }
+  | { type: 'ebnf'; grammar: string }
+  | { type: 'structural_tag'; tag: string }
+);
 
 export interface GenerateRequest {
   /** Unique per generation; cancel() takes it. */

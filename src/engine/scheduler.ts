@@ -3,6 +3,7 @@ import { packBatch, unpackRow, type BatchKv, type SeqKv } from './kv/layout.js';
 import type { PrefixCache } from './kv/prefix-cache.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
+import { maskRows } from './structured/index.js';
 import { yieldToEventLoop } from './yield.js';
 
 export interface SchedulerOptions {
@@ -119,6 +120,7 @@ export class Scheduler {
       return;
     }
     this.opts.prefixCache?.insert(prompt, kv);
+    await maskRows([seq], [logits]); // structured outputs
     if (seq.advance(logits)) {
       seq.kv = null;
       return;
@@ -136,6 +138,7 @@ export class Scheduler {
       this.batchKv!,
     );
     this.batchKv = kv;
+    await maskRows(this.batch, logits); // structured outputs: each row by its own grammar
     const done = new Set<Sequence>();
     this.batch.forEach((s, r) => {
       if (s.advance(logits[r])) done.add(s);

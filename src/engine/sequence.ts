@@ -10,6 +10,7 @@ import { createRng, randomSeed } from './sampling/rng.js';
 import { sampleToken, type SampledToken } from './sampling/sampler.js';
 import type { StreamDecoder, TextCodec } from './text/codec.js';
 import { StopMatcher } from './text/stop-matcher.js';
+import type { Constraint } from './structured/index.js';
 
 export interface SequenceLimits {
   eosIds: readonly number[];
@@ -46,6 +47,8 @@ export class Sequence {
     private readonly codec: TextCodec,
     private readonly limits: SequenceLimits,
     private readonly onToken: (ev: TokenEvent) => void,
+    /** The grammar its output must follow; the scheduler masks its logits with it before advance(). */
+    readonly constraint?: Constraint,
   ) {
     this.rng = createRng(req.sampling.seed ?? randomSeed());
     this.stop = new StopMatcher(req.sampling.stop);
@@ -71,6 +74,7 @@ export class Sequence {
     const s = this.req.sampling;
     const token = sampleToken(logits, s, this.rng, this.counts);
     this.generated.push(token.id);
+    this.constraint?.accept(token.id);
     this.counts.set(token.id, (this.counts.get(token.id) ?? 0) + 1);
     const logprob = s.logprobs >= 0 ? this.describe(token) : undefined;
     if (logprob) this.logprobs.push(logprob);
@@ -89,6 +93,7 @@ export class Sequence {
   }
 
   fail(error: unknown): void {
+    this.constraint?.dispose();
     this.settle.reject(error);
   }
 
@@ -96,6 +101,7 @@ export class Sequence {
     // A stop string already trimmed the text; otherwise what was held back is real.
     const tail = typeof matched === 'string' ? '' : this.stop.push(this.decoder.end()).emit + this.stop.flush();
     this.send(emitted + tail, [this.generated[this.generated.length - 1]], logprob);
+    this.constraint?.dispose();
     this.settle.resolve({
       text: this.stop.value,
       token_ids: [...this.generated],

@@ -199,3 +199,32 @@ export async function upstreamChat(info: Info) {
   }
   return { model: chat.model, text: chat.choices[0]!.message.content, streamed, chunks };
 }
+
+/** Structured outputs and tool calls in the tab: a json_schema reply, a required tool call, a streamed one. */
+export async function structuredFlow(info: Info, schema: Record<string, unknown>, parameters: Record<string, unknown>) {
+  const sdk = client(info);
+  const messages = [{ role: 'user' as const, content: 'Weather in Paris?' }];
+  const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters } }];
+  const json = await sdk.chat.completions.create({
+    model: 'svc/tiny-chat', messages, temperature: 0,
+    response_format: { type: 'json_schema', json_schema: { name: 'person', schema, strict: true } },
+  });
+  const call = await sdk.chat.completions.create({ model: 'svc/tiny-chat', messages, tools, tool_choice: 'required', temperature: 0 });
+  const stream = await sdk.chat.completions.create({ model: 'svc/tiny-chat', messages, tools, tool_choice: 'required', temperature: 0, stream: true });
+  let args = '';
+  let name: string | undefined;
+  let finish: string | null = null;
+  for await (const c of stream) {
+    for (const t of c.choices[0]?.delta.tool_calls ?? []) {
+      name ??= t.function?.name;
+      args += t.function?.arguments ?? '';
+    }
+    finish = c.choices[0]?.finish_reason ?? finish;
+  }
+  const fn = call.choices[0]!.message.tool_calls?.[0];
+  return {
+    json: { text: json.choices[0]!.message.content, finish: json.choices[0]!.finish_reason },
+    call: { name: fn?.type === 'function' ? fn.function.name : undefined, arguments: fn?.type === 'function' ? fn.function.arguments : undefined, finish: call.choices[0]!.finish_reason },
+    stream: { name, arguments: args, finish },
+  };
+}

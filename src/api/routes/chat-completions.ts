@@ -11,13 +11,14 @@ import { chatLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
 import { chatRequestSchema, toChatCall } from '../schemas/chat.js';
 import { sseResponse } from '../sse.js';
+import { replyMessage, StreamedReply } from '../tools/respond.js';
 import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSettle } from './shared.js';
 
 export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const call = toChatCall(parseBody(chatRequestSchema, await readJson(c, deps)));
     const model = await resolveModel(deps.runtime, call.model, 'chat');
-    const prompts = [{ messages: call.messages }];
+    const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}) }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
     charge.watch(set);
@@ -35,9 +36,8 @@ export function chatCompletions(deps: RouteDeps) {
         system_fingerprint: SYSTEM_FINGERPRINT,
         choices: results.map((r: GenerateResult, index) => ({
           index,
-          message: { role: 'assistant', content: r.text, refusal: null },
+          ...replyMessage(r.text, r.finish_reason, call.tools.parse),
           logprobs: call.logprobs ? { content: chatLogprobs(r.logprobs), refusal: null } : null,
-          finish_reason: r.finish_reason,
         })),
         usage: finishUsage(usage),
       };
@@ -55,9 +55,9 @@ export function chatCompletions(deps: RouteDeps) {
       ...(call.includeUsage ? { usage: null } : {}),
     };
     const chunk = (choices: ChatCompletionChunk.Choice[]): ChatCompletionChunk => ({ ...base, choices });
-    const delta = (index: number, content: string, ev?: TokenEvent): ChatCompletionChunk.Choice => ({
+    const delta = (index: number, d: ChatCompletionChunk.Choice.Delta, ev?: TokenEvent): ChatCompletionChunk.Choice => ({
       index,
-      delta: { content },
+      delta: d,
       logprobs: call.logprobs ? { content: chatLogprobs(ev?.logprobs), refusal: null } : null,
       finish_reason: null,
     });
@@ -66,6 +66,8 @@ export function chatCompletions(deps: RouteDeps) {
       (send) =>
         streamThenSettle(set, charge, async () => {
           const streamed = new Array<string>(set.count).fill('');
+          // Tool calls: text becomes content and call deltas (plain content when tools are off).
+          const replies = Array.from({ length: set.count }, () => new StreamedReply(call.tools.parse));
           for (let i = 0; i < set.count; i++) {
             send(chunk([{ index: i, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
           }
@@ -74,13 +76,17 @@ export function chatCompletions(deps: RouteDeps) {
             if (e.kind === 'token') {
               if (e.ev.text === '' && !e.ev.logprobs?.length) continue;
               streamed[e.gen] += e.ev.text;
-              send(chunk([delta(e.gen, e.ev.text, e.ev)]));
+              const ds = replies[e.gen]!.push(e.ev.text);
+              if (ds.length === 0 && e.ev.logprobs?.length) ds.push({ content: '' });
+              ds.forEach((d, k) => send(chunk([delta(e.gen, d, k === 0 ? e.ev : undefined)])));
             } else {
               // Text the engine released only at the end (a held-back partial stop string).
               const r = e.result;
               const sent = streamed[e.gen]!;
-              if (r.text.length > sent.length && r.text.startsWith(sent)) send(chunk([delta(e.gen, r.text.slice(sent.length))]));
-              send(chunk([{ index: e.gen, delta: {}, logprobs: null, finish_reason: r.finish_reason }]));
+              const reply = replies[e.gen]!;
+              const rest = r.text.length > sent.length && r.text.startsWith(sent) ? reply.push(r.text.slice(sent.length)) : [];
+              for (const d of [...rest, ...reply.end()]) send(chunk([delta(e.gen, d)]));
+              send(chunk([{ index: e.gen, delta: {}, logprobs: null, finish_reason: reply.finish(r.finish_reason) }]));
             }
           }
           if (call.includeUsage) send({ ...base, choices: [], usage: finishUsage(set.usage()) });

@@ -1,7 +1,10 @@
 // POST /v1/chat/completions body → what the engine needs.
 import { z } from 'zod';
+import { invalidRequest } from '../errors.js';
 import type { ChatMessage, SamplingParams } from '../../engine/protocol.js';
 import * as c from './common.js';
+import { planTools, type ToolPlan } from '../tools/choice.js';
+import { responseFormatGrammar, structuredFields, toolCall } from './structured.js';
 
 const contentPart = z.looseObject({ type: z.string(), text: z.unknown().optional() });
 
@@ -29,6 +32,8 @@ const message = z.object({
   role: z.enum(['system', 'user', 'assistant', 'developer', 'tool']),
   content: content.optional(),
   name: z.string().nullish(),
+  tool_calls: z.array(toolCall).nullish(),
+  tool_call_id: z.string().nullish(),
 });
 
 export const chatRequestSchema = z.object({
@@ -38,6 +43,7 @@ export const chatRequestSchema = z.object({
   max_completion_tokens: c.positiveInt,
   logprobs: z.boolean().nullish(),
   top_logprobs: z.int().min(0).max(c.MAX_LOGPROBS).nullish(),
+  ...structuredFields,
 }).superRefine((b, ctx) => {
   if (b.top_logprobs != null && !b.logprobs) {
     ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: "'top_logprobs' needs 'logprobs' set to true." });
@@ -54,6 +60,8 @@ export interface ChatCall {
   stream: boolean;
   includeUsage: boolean;
   logprobs: boolean;
+  /** Tools shown to the model, and whether its reply is read for calls. */
+  tools: ToolPlan;
 }
 
 function joinContent(v: z.output<typeof content> | undefined): string {
@@ -63,12 +71,20 @@ function joinContent(v: z.output<typeof content> | undefined): string {
 }
 
 export function toChatCall(b: ChatRequestBody): ChatCall {
-  const messages: ChatMessage[] = b.messages.map((m) => {
+  const messages: ChatMessage[] = b.messages.map((m, i) => {
     const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
     if (m.name != null) out.name = m.name;
+    if (m.tool_call_id != null) out.tool_call_id = m.tool_call_id;
+    if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((t, j) => ({ ...t, function: { name: t.function.name, arguments: parseArguments(t.function.arguments, i, j) } }));
     return out;
   });
   const sampling = c.samplingFrom(b, b.max_completion_tokens ?? b.max_tokens, b.logprobs ? c.pick(b.top_logprobs, 0) : -1);
+  const tools = planTools(b);
+  const grammar = tools.grammar ?? responseFormatGrammar(b.response_format);
+  if (tools.grammar && responseFormatGrammar(b.response_format)) {
+    throw invalidRequest("'response_format' cannot be combined with a tool_choice that forces or allows calls; use one or the other.", 'response_format');
+  }
+  if (grammar) sampling.grammar = grammar;
   return {
     model: b.model,
     messages,
@@ -77,5 +93,15 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
     stream: b.stream === true,
     includeUsage: b.stream_options?.include_usage === true,
     logprobs: b.logprobs === true,
+    tools,
   };
+}
+
+/** Chat templates take a call's arguments as an object; the API carries them as a JSON string. */
+function parseArguments(text: string, i: number, j: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidRequest('Tool call arguments must be a JSON string.', `messages[${i}].tool_calls[${j}].function.arguments`);
+  }
 }

@@ -16,6 +16,13 @@ const samplingParams = z.object({
   n: c.n,
   seed: c.seed,
   ignore_eos: z.boolean().nullish(),
+  // Structured outputs, as SGLang names them: one at most.
+  json_schema: z.string().nullish(),
+  regex: z.string().min(1).nullish(),
+  ebnf: z.string().min(1).nullish(),
+}).superRefine((sp, ctx) => {
+  const given = (['json_schema', 'regex', 'ebnf'] as const).filter((k) => sp[k] != null);
+  if (given.length > 1) ctx.addIssue({ code: 'custom', path: [given[1]!], message: `Give one of json_schema, regex and ebnf, not ${given.join(' and ')}.` });
 });
 
 export const generateRequestSchema = z
@@ -73,6 +80,10 @@ export function toGenerateCall(b: GenerateRequestBody): GenerateCall {
     logprobs: returnLogprob ? topLogprobsNum : -1,
   };
   if (sp.seed != null) sampling.seed = sp.seed;
+  const param = (k: string) => `sampling_params.${k}`;
+  if (sp.json_schema != null) sampling.grammar = { type: 'json_schema', schema: sp.json_schema, param: param('json_schema') };
+  else if (sp.regex != null) sampling.grammar = { type: 'regex', pattern: sp.regex, param: param('regex') };
+  else if (sp.ebnf != null) sampling.grammar = { type: 'ebnf', grammar: sp.ebnf, param: param('ebnf') };
   return {
     model: b.model ?? null,
     prompts,

@@ -1,6 +1,7 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
-import type { ChatMessage } from '../protocol.js';
+import type { ChatMessage, ToolDefinition } from '../protocol.js';
 import { byteLevelTokenBytes } from './byte-level.js';
+import { templateTakesTools, withFallbackTools } from './tool-prompt.js';
 
 /**
  * A model's tokenizer and chat template (loaded by transformers.js), plus what the
@@ -35,16 +36,19 @@ export class TextCodec {
     return this.bytes.length;
   }
 
-  renderChat(messages: ChatMessage[]): string {
-    return this.tokenizer.apply_chat_template(messages as never, {
+  renderChat(messages: ChatMessage[], tools?: ToolDefinition[]): string {
+    const template = (this.tokenizer as unknown as { chat_template?: unknown }).chat_template;
+    const native = templateTakesTools(typeof template === 'string' ? template : JSON.stringify(template));
+    return this.tokenizer.apply_chat_template((native ? messages : withFallbackTools(messages, tools)) as never, {
       tokenize: false,
       add_generation_prompt: true,
+      ...(native && tools?.length ? { tools: tools as never } : {}),
     }) as string;
   }
 
   /** The chat template already wrote any special tokens it wants, so none are added here. */
-  encodeChat(messages: ChatMessage[]): { ids: number[]; text: string } {
-    const text = this.renderChat(messages);
+  encodeChat(messages: ChatMessage[], tools?: ToolDefinition[]): { ids: number[]; text: string } {
+    const text = this.renderChat(messages, tools);
     return { ids: this.tokenizer.encode(text, { add_special_tokens: false }), text };
   }
 

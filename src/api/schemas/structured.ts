@@ -1,0 +1,60 @@
+// The chat fields for structured outputs and tool calls, and the grammar each one asks for.
+import { z } from 'zod';
+import type { GrammarSpec } from '../../engine/protocol.js';
+
+const jsonObject = z.record(z.string(), z.unknown());
+/** A schema's or a function's name, as OpenAI restricts them. */
+const name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A name must be 1-64 letters, digits, underscores or dashes.' });
+
+/** The fields OpenAI puts beside a JSON schema (response format or function). */
+const described = z.object({ name, description: z.string().nullish(), strict: z.boolean().nullish() });
+
+export const responseFormat = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      json_schema: described.extend({ schema: jsonObject.nullish() }),
+    }),
+  ])
+  .nullish();
+
+export const tool = z.object({
+  type: z.literal('function'),
+  function: described.extend({ parameters: jsonObject.nullish() }),
+});
+
+export const toolChoice = z
+  .union([
+    z.enum(['none', 'auto', 'required']),
+    z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+  ])
+  .nullish();
+
+export const toolCall = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+export const structuredFields = {
+  response_format: responseFormat,
+  tools: z.array(tool).nullish(),
+  tool_choice: toolChoice,
+  parallel_tool_calls: z.boolean().nullish(),
+};
+
+export type ResponseFormat = z.output<typeof responseFormat>;
+
+/** The grammar a response_format asks for (none for text). */
+export function responseFormatGrammar(f: ResponseFormat): GrammarSpec | undefined {
+  if (f?.type === 'json_object') return { type: 'json_object', param: 'response_format' };
+  if (f?.type === 'json_schema') {
+    // No schema (or `{}`) is any JSON object, as for json_object.
+    const schema = f.json_schema.schema;
+    if (!schema || Object.keys(schema).length === 0) return { type: 'json_object', param: 'response_format' };
+    return { type: 'json_schema', schema: JSON.stringify(schema), param: 'response_format' };
+  }
+  return undefined;
+}
