@@ -8,8 +8,13 @@ import type { Device } from '../engine/protocol.js';
  */
 export interface Backend {
   readonly device: Device;
-  /** `model` is a file path (Node) or the model's bytes (browser). */
-  createSession(model: string | Uint8Array): Promise<InferenceSession>;
+  /**
+   * `model` is a file path (Node) or the model's bytes (browser). `externalData`: paths of
+   * the weight files beside it (`model.onnx_data`, `model.onnx_data_1`, …), which
+   * onnxruntime-node reads itself from the paths the graph records, and the browser
+   * hands to onnxruntime-web's `externalData` option.
+   */
+  createSession(model: string | Uint8Array, externalData?: string[]): Promise<InferenceSession>;
   readonly Tensor: typeof Tensor;
   /** Reads a file of a local model folder: config.json, generation_config.json. */
   readText(path: string): Promise<string>;

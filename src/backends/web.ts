@@ -57,13 +57,16 @@ export function webBackend(opts: WebBackendOptions): Backend {
   return {
     device,
     Tensor: ort.Tensor as unknown as Backend['Tensor'],
-    async createSession(model) {
+    async createSession(model, externalData = []) {
       const bytes = typeof model === 'string' ? await load(model) : model;
+      // The graph names each data file relative to its own folder ("model.onnx_data").
+      const data = await Promise.all(externalData.map(async (path) => ({ path: path.split('/').pop()!, data: await load(path) })));
       const session = await serially(() =>
         ort.InferenceSession.create(bytes, {
           executionProviders: [device],
           graphOptimizationLevel: 'all',
           logSeverityLevel: 3,
+          ...(data.length ? { externalData: data } : {}),
         }),
       );
       // onnxruntime-web runs one session at a time (its WebGPU device and WASM heap are

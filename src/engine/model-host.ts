@@ -195,6 +195,12 @@ export class ModelHost {
       return { codec, encoder: await Encoder.load(this.backend, folder, entry) };
     }
     const lm = await CausalLM.load(this.backend, folder, entry);
+    try {
+      await lm.warmUp();
+    } catch (e) {
+      await lm.dispose().catch(() => undefined);
+      throw new Error(`${entry.id}: the warm-up step failed, so the graph cannot be served: ${e instanceof Error ? e.message : String(e)}`);
+    }
     const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
     const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
     return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }) };

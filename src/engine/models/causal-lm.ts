@@ -1,9 +1,11 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
-import { joinPath, onnxFileFor, readJson } from './files.js';
+import { createModelSession, joinPath, readJson } from './files.js';
+import { emptyKv, logitsToFloat32, readDecoderInterface, type DecoderInterface, type KvArray } from './interface.js';
 
 interface LlmConfig {
+  model_type?: string;
   num_hidden_layers: number;
   num_attention_heads: number;
   num_key_value_heads?: number;
@@ -15,39 +17,43 @@ interface LlmConfig {
 
 /**
  * A decoder-only model exported the way transformers.js expects (input_ids,
- * attention_mask, position_ids, past_key_values.N.key|value → logits, present.N.*).
- * It only runs the graph; sequences, sampling and scheduling live elsewhere.
+ * attention_mask, past_key_values.N.key|value, and position_ids, num_logits_to_keep,
+ * use_cache_branch where the graph has them → logits, present.N.*). What it feeds,
+ * and in which types, comes from the session (interface.ts). It only runs the
+ * graph; sequences, sampling and scheduling live elsewhere.
  */
 export class CausalLM {
   private constructor(
     private readonly backend: Backend,
     private readonly session: InferenceSession,
-    readonly layers: number,
-    readonly kvHeads: number,
-    readonly headDim: number,
+    readonly io: DecoderInterface,
     readonly vocabSize: number,
     readonly eosIds: number[],
   ) {}
 
-  static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<CausalLM> {
+  static async load(backend: Backend, folder: string, entry: CatalogEntry, dtype?: string): Promise<CausalLM> {
     const config = await readJson<LlmConfig>(backend, joinPath(folder, 'config.json'));
     if (!config) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
     const eos = gen?.eos_token_id ?? config.eos_token_id ?? [];
-    const session = await backend.createSession(joinPath(folder, onnxFileFor(entry, backend.device)));
-    return new CausalLM(
-      backend,
-      session,
-      config.num_hidden_layers,
-      config.num_key_value_heads ?? config.num_attention_heads,
-      config.head_dim ?? config.hidden_size / config.num_attention_heads,
-      config.vocab_size,
-      Array.isArray(eos) ? eos : [eos],
-    );
+    const session = await createModelSession(backend, folder, entry, dtype);
+    let io: DecoderInterface;
+    try {
+      io = readDecoderInterface(session, config);
+    } catch (e) {
+      await session.release();
+      throw e;
+    }
+    return new CausalLM(backend, session, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
   }
 
   get kvShape(): KvShape {
-    return { layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim };
+    return { layers: this.io.layers, kvHeads: this.io.kvHeads, headDim: this.io.headDim };
+  }
+
+  /** Bytes of one token's KV across all layers, in the model's own element type. */
+  get kvBytesPerToken(): number {
+    return 2 * this.io.layers * this.io.kvHeads * this.io.headDim * (this.io.kvType === 'float16' ? 2 : 4);
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
@@ -60,8 +66,9 @@ export class CausalLM {
       pastLen,
       past?.data ?? null,
     );
-    const vocab = out.logits.dims[2];
-    const logits = (out.logits.data as Float32Array).slice((tokens.length - 1) * vocab, tokens.length * vocab);
+    const [, rows, vocab] = out.logits.dims;
+    // With num_logits_to_keep only the last position comes back.
+    const logits = logitsToFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
     return { logits, kv: { length: pastLen + tokens.length, data: out.kv } };
   }
 
@@ -78,8 +85,8 @@ export class CausalLM {
       batch.data,
     );
     const vocab = out.logits.dims[2];
-    const data = out.logits.data as Float32Array;
-    const logits = tokens.map((_, r) => data.subarray(r * vocab, (r + 1) * vocab));
+    const all = logitsToFloat32(out.logits, 0, tokens.length * vocab);
+    const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
     return { logits, kv: { width: width + 1, pads, data: out.kv } };
   }
 
@@ -88,27 +95,43 @@ export class CausalLM {
     positions: number[][],
     mask: BigInt64Array,
     pastLen: number,
-    past: Float32Array[] | null,
-  ): Promise<{ logits: Tensor; kv: Float32Array[] }> {
+    past: KvArray[] | null,
+  ): Promise<{ logits: Tensor; kv: KvArray[] }> {
     const { Tensor } = this.backend;
+    const io = this.io;
     const rows = ids.length;
     const len = ids[0].length;
     const feeds: Record<string, Tensor> = {
       input_ids: new Tensor('int64', BigInt64Array.from(ids.flat(), BigInt), [rows, len]),
       attention_mask: new Tensor('int64', mask, [rows, pastLen + len]),
-      position_ids: new Tensor('int64', BigInt64Array.from(positions.flat(), BigInt), [rows, len]),
     };
-    const kvDims = [rows, this.kvHeads, pastLen, this.headDim];
-    for (let i = 0; i < this.layers; i++) {
-      feeds[`past_key_values.${i}.key`] = new Tensor('float32', past?.[2 * i] ?? new Float32Array(0), kvDims);
-      feeds[`past_key_values.${i}.value`] = new Tensor('float32', past?.[2 * i + 1] ?? new Float32Array(0), kvDims);
+    if (io.positionIds) {
+      const start = BigInt(io.positionStart);
+      feeds.position_ids = new Tensor('int64', BigInt64Array.from(positions.flat(), (p) => BigInt(p) + start), [rows, len]);
+    }
+    if (io.numLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(1n), []);
+    if (io.useCacheBranch) feeds.use_cache_branch = new Tensor('bool', Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
+    const kvDims = [rows, io.kvHeads, pastLen, io.headDim];
+    const empty = emptyKv(io.kvType);
+    for (let i = 0; i < io.layers; i++) {
+      feeds[`past_key_values.${i}.key`] = new Tensor(io.kvType, past?.[2 * i] ?? empty, kvDims);
+      feeds[`past_key_values.${i}.value`] = new Tensor(io.kvType, past?.[2 * i + 1] ?? empty, kvDims);
     }
     const out = await this.session.run(feeds);
-    const kv: Float32Array[] = [];
-    for (let i = 0; i < this.layers; i++) {
-      kv.push(out[`present.${i}.key`].data as Float32Array, out[`present.${i}.value`].data as Float32Array);
+    const kv: KvArray[] = [];
+    for (let i = 0; i < io.layers; i++) {
+      kv.push(out[`present.${i}.key`].data as KvArray, out[`present.${i}.value`].data as KvArray);
     }
     return { logits: out.logits, kv };
+  }
+
+  /**
+   * A one-token prefill and one decode step through the real feeds, so that a graph
+   * Hearth cannot run fails at load with onnxruntime's message.
+   */
+  async warmUp(token = 0): Promise<void> {
+    const { kv } = await this.prefill([token], null);
+    await this.decode([token], { width: kv.length, pads: [0], data: kv.data });
   }
 
   async dispose(): Promise<void> {

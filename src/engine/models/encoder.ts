@@ -1,6 +1,6 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { CatalogEntry } from '../protocol.js';
-import { joinPath, onnxFileFor } from './files.js';
+import { createModelSession } from './files.js';
 
 /**
  * A BERT-style encoder (input_ids, attention_mask, token_type_ids → last_hidden_state)
@@ -14,7 +14,7 @@ export class Encoder {
   ) {}
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<Encoder> {
-    return new Encoder(backend, await backend.createSession(joinPath(folder, onnxFileFor(entry, backend.device))));
+    return new Encoder(backend, await createModelSession(backend, folder, entry));
   }
 
   async embed(batch: number[][]): Promise<Float32Array[]> {
