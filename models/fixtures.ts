@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { bertFixtureFiles } from './bert/fixture.js';
+import { EXPORT_FIXTURES, exportFixtureFiles } from './exports/fixtures.js';
 import { designTinyEmbed } from './bert/tiny-embed.js';
 import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
 import { designTinyChat } from './llama/tiny-chat.js';
@@ -53,6 +54,7 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   'tiny-chat': () => llamaFixtureFiles(tinyChat().weights, fixtureTokenizer()),
   'tiny-embed': () => bertFixtureFiles(tinyEmbed(), fixtureTokenizer()),
   'bench-chat': () => llamaFixtureFiles(benchChat(), fixtureTokenizer()),
+  ...Object.fromEntries(EXPORT_FIXTURES.map((name, i) => [name, () => exportFixtureFiles(name, SEED + 10 + i)])),
 };
 
 /** Writes one fixture folder atomically: a half-written fixture never looks complete. */

@@ -62,7 +62,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const p = req.prompt;
       const { ids, text, param } =
         'messages' in p
-          ? { ...codec.encodeChat(p.messages), param: 'messages' }
+          ? { ...codec.encodeChat(p.messages, p.template_kwargs), param: 'messages' }
           : 'text' in p
             ? { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' }
             : { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };

@@ -65,7 +65,8 @@ export interface ChatMessage {
 }
 
 export type PromptInput =
-  | { messages: ChatMessage[] }
+  /** `template_kwargs`: extra variables for the chat template (Qwen3's `enable_thinking`). */
+  | { messages: ChatMessage[]; template_kwargs?: Record<string, unknown> }
   | { text: string }
   | { tokens: number[] };
 

@@ -16,7 +16,7 @@ export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const call = toChatCall(parseBody(chatRequestSchema, await readJson(c, deps)));
     const model = await resolveModel(deps.runtime, call.model, 'chat');
-    const set = new GenerationSet(deps.runtime.engine, model.id, [{ messages: call.messages }], call.n, call.sampling, c.req.raw.signal);
+    const set = new GenerationSet(deps.runtime.engine, model.id, [{ messages: call.messages, template_kwargs: call.templateKwargs }], call.n, call.sampling, c.req.raw.signal);
     const principal = c.get('principal');
     const record = (u: Usage) => recordUsage(deps.runtime, principal, model.id, u.prompt_tokens, u.completion_tokens);
     const id = randomId('chatcmpl-');

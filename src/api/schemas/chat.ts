@@ -38,6 +38,8 @@ export const chatRequestSchema = z.object({
   max_completion_tokens: c.positiveInt,
   logprobs: z.boolean().nullish(),
   top_logprobs: z.int().min(0).max(c.MAX_LOGPROBS).nullish(),
+  /** vLLM's and SGLang's field: extra variables for the model's chat template. */
+  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
 }).superRefine((b, ctx) => {
   if (b.top_logprobs != null && !b.logprobs) {
     ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: "'top_logprobs' needs 'logprobs' set to true." });
@@ -49,6 +51,7 @@ export type ChatRequestBody = z.output<typeof chatRequestSchema>;
 export interface ChatCall {
   model: string;
   messages: ChatMessage[];
+  templateKwargs?: Record<string, unknown>;
   sampling: SamplingParams;
   n: number;
   stream: boolean;
@@ -72,6 +75,7 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
   return {
     model: b.model,
     messages,
+    ...(b.chat_template_kwargs ? { templateKwargs: b.chat_template_kwargs } : {}),
     sampling,
     n: c.pick(b.n, 1),
     stream: b.stream === true,

@@ -35,16 +35,18 @@ export class TextCodec {
     return this.bytes.length;
   }
 
-  renderChat(messages: ChatMessage[]): string {
+  /** `kwargs` become template variables, as transformers.js's `apply_chat_template` passes its extra options. */
+  renderChat(messages: ChatMessage[], kwargs: Record<string, unknown> = {}): string {
     return this.tokenizer.apply_chat_template(messages as never, {
+      ...templateVariables(kwargs),
       tokenize: false,
       add_generation_prompt: true,
     }) as string;
   }
 
   /** The chat template already wrote any special tokens it wants, so none are added here. */
-  encodeChat(messages: ChatMessage[]): { ids: number[]; text: string } {
-    const text = this.renderChat(messages);
+  encodeChat(messages: ChatMessage[], kwargs?: Record<string, unknown>): { ids: number[]; text: string } {
+    const text = this.renderChat(messages, kwargs);
     return { ids: this.tokenizer.encode(text, { add_special_tokens: false }), text };
   }
 
@@ -98,4 +100,11 @@ function usesByteLevel(decoder: TokenizerJson['decoder']): boolean {
   if (!decoder) return false;
   if (decoder.type === 'ByteLevel') return true;
   return decoder.type === 'Sequence' && (decoder.decoders ?? []).some((d) => d.type === 'ByteLevel');
+}
+
+/** apply_chat_template's own options: a request's template variables must not set them. */
+const TEMPLATE_OPTIONS = new Set(['chat_template', 'tools', 'documents', 'tokenize', 'padding', 'truncation', 'max_length', 'return_tensor', 'return_dict', 'tokenizer_kwargs', 'add_generation_prompt', 'messages']);
+
+function templateVariables(kwargs: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(kwargs).filter(([k]) => !TEMPLATE_OPTIONS.has(k)));
 }
