@@ -1,4 +1,5 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
+import type { DeviceBudget } from '../engine/models/fit.js';
 import type { Device } from '../engine/protocol.js';
 
 /**
@@ -19,6 +20,10 @@ export interface Backend {
   /** Reads a file of a local model folder: config.json, generation_config.json. */
   readText(path: string): Promise<string>;
   exists(path: string): Promise<boolean>;
+  /** A file's size in bytes without reading it (undefined when unknown), for the fit check. */
+  fileSize?(path: string): Promise<number | undefined>;
+  /** What the device offers (free memory, storage quota, largest buffer), checked before a load. */
+  budget?(): Promise<DeviceBudget>;
 }
 
 export type { InferenceSession, Tensor };

@@ -5,7 +5,8 @@
 import * as ort from 'onnxruntime-web';
 import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
-import { fetchModelFile, modelFileExists, type FileProgress } from './web-cache.js';
+import type { DeviceBudget } from '../engine/models/fit.js';
+import { fetchModelFile, modelFileExists, modelFileSize, type FileProgress } from './web-cache.js';
 
 export type WebDevice = Extract<Device, 'webgpu' | 'wasm'>;
 
@@ -75,6 +76,8 @@ export function webBackend(opts: WebBackendOptions): Backend {
       (session as { run: unknown }).run = (...args: unknown[]) => serially(() => run(...args));
       return session as unknown as Awaited<ReturnType<Backend['createSession']>>;
     },
+    fileSize: (path) => modelFileSize(path),
+    budget: () => webBudget(device),
     async readText(path) {
       return new TextDecoder().decode(await load(path));
     },
@@ -85,4 +88,21 @@ export function webBackend(opts: WebBackendOptions): Backend {
       return modelFileExists(probe);
     },
   };
+}
+
+/** onnxruntime-web's WebAssembly heap is 32-bit: weights and KV share at most 4 GiB. */
+const WASM_MEMORY = 4 * 2 ** 30;
+
+/** The storage quota, and on WebGPU the adapter's largest storage buffer; on WASM the 4 GiB heap. */
+async function webBudget(device: WebDevice): Promise<DeviceBudget> {
+  const budget: DeviceBudget = {};
+  const quota = await globalThis.navigator?.storage?.estimate?.().catch(() => undefined);
+  if (quota?.quota) budget.storage = { bytes: quota.quota, what: 'storage quota' };
+  if (device === 'wasm') budget.memory = { bytes: WASM_MEMORY, what: 'WebAssembly memory limit' };
+  else {
+    const gpu = (globalThis.navigator as Navigator & { gpu?: { requestAdapter(): Promise<{ limits: { maxStorageBufferBindingSize: number } } | null> } }).gpu;
+    const adapter = await gpu?.requestAdapter().catch(() => null);
+    if (adapter) budget.maxBuffer = adapter.limits.maxStorageBufferBindingSize;
+  }
+  return budget;
 }

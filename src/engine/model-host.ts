@@ -5,6 +5,7 @@ import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
 import { Encoder } from './models/encoder.js';
 import { validateCheckpoint } from './models/files.js';
+import { checkFit, estimateFit } from './models/fit.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
 import type { EngineOptions } from './engine.js';
 import { PrefixCache } from './kv/prefix-cache.js';
@@ -168,6 +169,11 @@ export class ModelHost {
     await m.encoder?.dispose().catch(() => undefined);
   }
 
+  async #checkFit(folder: string, entry: CatalogEntry): Promise<void> {
+    const estimate = await estimateFit(this.backend, folder, entry);
+    if (estimate && this.backend.budget) checkFit(entry.id, estimate, await this.backend.budget());
+  }
+
   async #load(entry: CatalogEntry): Promise<LoadedModel> {
     let folder = entry.source;
     if (isHubId(folder)) {
@@ -191,6 +197,7 @@ export class ModelHost {
     }
     await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
     const codec = await TextCodec.load(folder, { localOnly: true });
+    await this.#checkFit(folder, entry);
     if (entry.task === 'embedding') {
       return { codec, encoder: await Encoder.load(this.backend, folder, entry) };
     }
