@@ -2,7 +2,7 @@ import type { Backend, InferenceSession, Tensor } from '../../backends/types.js'
 import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
 import { createModelSession, joinPath, readJson } from './files.js';
-import { emptyKv, logitsToFloat32, readDecoderInterface, type DecoderInterface, type KvArray } from './interface.js';
+import { emptyKv, toFloat32, readDecoderInterface, type DecoderInterface, type KvArray } from './interface.js';
 
 interface LlmConfig {
   model_type?: string;
@@ -68,7 +68,7 @@ export class CausalLM {
     );
     const [, rows, vocab] = out.logits.dims;
     // With num_logits_to_keep only the last position comes back.
-    const logits = logitsToFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
+    const logits = toFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
     return { logits, kv: { length: pastLen + tokens.length, data: out.kv } };
   }
 
@@ -85,7 +85,7 @@ export class CausalLM {
       batch.data,
     );
     const vocab = out.logits.dims[2];
-    const all = logitsToFloat32(out.logits, 0, tokens.length * vocab);
+    const all = toFloat32(out.logits, 0, tokens.length * vocab);
     const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
     return { logits, kv: { width: width + 1, pads, data: out.kv } };
   }

@@ -93,8 +93,8 @@ export function allocLike(like: KvArray, length: number): KvArray {
   return new (like.constructor as new (n: number) => KvArray)(length);
 }
 
-/** Logits as float32 for sampling: float16 ones are converted once, here. */
-export function logitsToFloat32(t: Tensor, from: number, to: number): Float32Array {
+/** Logits (or hidden states) as float32: float16 ones are converted once, here. */
+export function toFloat32(t: Tensor, from: number, to: number): Float32Array {
   const data = t.data as Float32Array | Uint16Array;
   if (data instanceof Float32Array) return data.subarray(from, to);
   if (data instanceof Uint16Array) {
