@@ -57,7 +57,7 @@ for (const device of ['wasm', 'webgpu'] as const) {
 }
 
 // Other export interfaces on WASM: q4f16 (MatMulNBits with float16 activations, float16
-// KV and logits, which this Chromium holds as Float16Array) and q8 (MatMulInteger).
+// KV and logits, held as Float16Array where the browser has one) and q8 (MatMulInteger).
 // fp16 and q4 passed here too when tried and are left out to keep the suite short.
 // SwiftShader's WebGPU has no shader-f16, so float16 variants are not run on WebGPU here.
 suite('real export dtypes in the tab (wasm)', () => {
