@@ -6,7 +6,7 @@
 // MatMulNBits and MatMulInteger weights, num_logits_to_keep, no position_ids.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { FixtureFiles } from '../llama/fixture.js';
+import { configDims, type FixtureFiles } from '../llama/fixture.js';
 import { llamaGraph, type GraphVariant } from '../llama/graph.js';
 import { randomLlama, type LlamaConfig } from '../llama/weights.js';
 import { Rng } from '../rng.js';
@@ -120,16 +120,7 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
   const config = {
     architectures: [spec.architecture],
     model_type: spec.modelType,
-    hidden_size: c.hidden,
-    intermediate_size: c.intermediate,
-    num_hidden_layers: c.layers,
-    num_attention_heads: c.heads,
-    num_key_value_heads: c.kvHeads,
-    head_dim: c.headDim,
-    vocab_size: c.vocabSize,
-    max_position_embeddings: c.maxPositions,
-    rope_theta: c.ropeTheta,
-    rms_norm_eps: c.rmsEps,
+    ...configDims(c),
     tie_word_embeddings: true,
     bos_token_id: spec.bos,
     eos_token_id: spec.eos[0],

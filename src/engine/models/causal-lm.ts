@@ -2,15 +2,9 @@ import type { Backend, InferenceSession, Tensor } from '../../backends/types.js'
 import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
 import { createModelSession, joinPath, readJson } from './files.js';
-import { emptyKv, toFloat32, readDecoderInterface, type DecoderInterface, type KvArray } from './interface.js';
+import { emptyKv, readDecoderInterface, toFloat32, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 
-interface LlmConfig {
-  model_type?: string;
-  num_hidden_layers: number;
-  num_attention_heads: number;
-  num_key_value_heads?: number;
-  hidden_size: number;
-  head_dim?: number;
+interface LlmConfig extends DecoderConfig {
   vocab_size: number;
   eos_token_id?: number | number[];
 }

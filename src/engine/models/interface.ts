@@ -30,9 +30,9 @@ const FLOAT_TYPES = new Set<string>(['float32', 'float16']);
 /** Model types whose position ids start at 1 in transformers.js. */
 const POSITIONS_FROM_ONE = new Set(['paligemma', 'gemma3_text', 'gemma3']);
 
-interface Config {
+/** The config.json fields the interface falls back on where the graph's shapes are symbolic. */
+export interface DecoderConfig {
   model_type?: string;
-  num_hidden_layers: number;
   num_attention_heads: number;
   num_key_value_heads?: number;
   hidden_size: number;
@@ -40,7 +40,7 @@ interface Config {
 }
 
 /** Reads a decoder's interface; throws naming what the graph lacks when it is not one Hearth can feed. */
-export function readDecoderInterface(session: InferenceSession, config: Config): DecoderInterface {
+export function readDecoderInterface(session: InferenceSession, config: DecoderConfig): DecoderInterface {
   const inputs = new Map(session.inputMetadata.map((m) => [m.name, m]));
   const outputs = new Map(session.outputMetadata.map((m) => [m.name, m]));
   const problems: string[] = [];
