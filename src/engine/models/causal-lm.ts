@@ -25,12 +25,12 @@ export class CausalLM {
     readonly eosIds: number[],
   ) {}
 
-  static async load(backend: Backend, folder: string, entry: CatalogEntry, dtype?: string): Promise<CausalLM> {
+  static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<CausalLM> {
     const config = await readJson<LlmConfig>(backend, joinPath(folder, 'config.json'));
     if (!config) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
     const eos = gen?.eos_token_id ?? config.eos_token_id ?? [];
-    const session = await createModelSession(backend, folder, entry, dtype);
+    const session = await createModelSession(backend, folder, entry);
     let io: DecoderInterface;
     try {
       io = readDecoderInterface(session, config);
@@ -43,11 +43,6 @@ export class CausalLM {
 
   get kvShape(): KvShape {
     return { layers: this.io.layers, kvHeads: this.io.kvHeads, headDim: this.io.headDim };
-  }
-
-  /** Bytes of one token's KV across all layers, in the model's own element type. */
-  get kvBytesPerToken(): number {
-    return 2 * this.io.layers * this.io.kvHeads * this.io.headDim * (this.io.kvType === 'float16' ? 2 : 4);
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */

@@ -71,11 +71,11 @@ function chunkCount(format: unknown, onnxFile: string): number | undefined {
 }
 
 /**
- * Opens the session of the ONNX file `entry` names for the backend's device (or `dtype`),
- * with its external data. A dtype the folder lacks is an error listing those it has.
+ * Opens the session of the ONNX file `entry` names for the backend's device, with its
+ * external data. A dtype the folder lacks is an error listing those it has.
  */
-export async function createModelSession(backend: Backend, folder: string, entry: CatalogEntry, dtype?: string): Promise<InferenceSession> {
-  const wanted = dtype ?? dtypeFor(entry, backend.device);
+export async function createModelSession(backend: Backend, folder: string, entry: CatalogEntry): Promise<InferenceSession> {
+  const wanted = dtypeFor(entry, backend.device);
   const file = onnxFileForDtype(wanted, entry.id);
   if (!(await backend.exists(joinPath(folder, file)))) {
     const have = await dtypesIn(backend, folder);
@@ -195,8 +195,7 @@ export async function validateCheckpoint(
     problems.push(
       `${wanted} is missing (dtype "${dtypeFor(opts.entry!, opts.device ?? 'cpu')}" for ${opts.device ?? 'cpu'}); the folder has dtypes: ${have.join(', ') || 'none'}`,
     );
-  }
-  else if (!present.length) problems.push('no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx');
+  } else if (!present.length) problems.push('no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx');
   if (problems.length) throw new CheckpointError(folder, problems);
 
   let task: CheckpointInfo['task'] = isEncoder ? 'embedding' : 'completion';
