@@ -13,9 +13,10 @@ export interface Backend {
    * `model` is a file path (Node) or the model's bytes (browser). `externalData`: paths of
    * the weight files beside it (`model.onnx_data`, `model.onnx_data_1`, …), which
    * onnxruntime-node reads itself from the paths the graph records, and the browser
-   * hands to onnxruntime-web's `externalData` option.
+   * hands to onnxruntime-web's `externalData` option. `deviceOutputs`: outputs to leave on
+   * the device where the backend can (WebGPU: GPU buffers), to be fed back as inputs.
    */
-  createSession(model: string | Uint8Array, externalData?: string[]): Promise<InferenceSession>;
+  createSession(model: string | Uint8Array, externalData?: string[], deviceOutputs?: string[]): Promise<InferenceSession>;
   readonly Tensor: typeof Tensor;
   /** Reads a file of a local model folder: config.json, generation_config.json. */
   readText(path: string): Promise<string>;

@@ -58,7 +58,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
   return {
     device,
     Tensor: ort.Tensor as unknown as Backend['Tensor'],
-    async createSession(model, externalData = []) {
+    async createSession(model, externalData = [], deviceOutputs = []) {
       const bytes = typeof model === 'string' ? await load(model) : model;
       // The graph names each data file relative to its own folder ("model.onnx_data").
       const data = await Promise.all(externalData.map(async (path) => ({ path: path.split('/').pop()!, data: await load(path) })));
@@ -68,6 +68,10 @@ export function webBackend(opts: WebBackendOptions): Backend {
           graphOptimizationLevel: 'all',
           logSeverityLevel: 3,
           ...(data.length ? { externalData: data } : {}),
+          // The KV cache stays in GPU buffers between steps instead of a round trip through the CPU.
+          ...(device === 'webgpu' && deviceOutputs.length
+            ? { preferredOutputLocation: Object.fromEntries(deviceOutputs.map((n) => [n, 'gpu-buffer' as const])) }
+            : {}),
         }),
       );
       // onnxruntime-web runs one session at a time (its WebGPU device and WASM heap are

@@ -153,6 +153,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
             queued: s?.waiting ?? 0,
             // The prefix cache's bytes and budget (what the engine holds between requests).
             ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20 } : {}),
+            ...(s ? { kv_device_reads: s.kvDeviceReads } : {}),
           };
         }),
       };

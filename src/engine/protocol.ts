@@ -56,6 +56,8 @@ export interface ModelStats {
   /** Bytes of KV cache held, and the budget, where the engine tracks them. */
   kv_cache_bytes?: number;
   kv_cache_capacity_bytes?: number;
+  /** KV caches read back from the device to the CPU so far (WebGPU keeps them on the GPU between decode steps). */
+  kv_device_reads?: number;
 }
 
 export interface ChatMessage {

@@ -4,6 +4,7 @@
 // attention mask hides the padding. Arrays keep the model's own element type
 // (float32, or float16 held as Uint16Array): copies never widen them.
 
+import type { Tensor } from '../../backends/types.js';
 import { allocLike, type KvArray } from '../models/interface.js';
 
 export interface KvShape {
@@ -18,11 +19,17 @@ export interface SeqKv {
   data: KvArray[];
 }
 
-/** A left-padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim]. */
+/**
+ * A left-padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim]. On WebGPU
+ * the cache stays in GPU buffers (`device`, onnxruntime tensors fed back as the next
+ * step's past) while the batch is unchanged; `data` is then null until the model
+ * downloads it (CausalLM.toHost), which only joining, leaving and the prefix cache need.
+ */
 export interface BatchKv {
   width: number;
   pads: number[];
-  data: KvArray[];
+  data: KvArray[] | null;
+  device?: Tensor[];
 }
 
 export function seqKvBytes(kv: SeqKv): number {
@@ -51,6 +58,7 @@ export function packBatch(shape: KvShape, seqs: SeqKv[]): BatchKv {
 export function unpackRow(shape: KvShape, batch: BatchKv, r: number): SeqKv {
   const { kvHeads: H, headDim: D } = shape;
   const length = batch.width - batch.pads[r];
+  if (!batch.data) throw new Error('unpackRow: the batch cache is still on the device (CausalLM.toHost first)');
   const data = batch.data.map((src) => {
     const out = allocLike(src, H * length * D);
     for (let h = 0; h < H; h++) {

@@ -5,6 +5,7 @@ import { createModelSession, joinPath, readJson } from './files.js';
 import { emptyKv, readDecoderInterface, toFloat32, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 
 interface LlmConfig extends DecoderConfig {
+  num_hidden_layers?: number;
   vocab_size: number;
   eos_token_id?: number | number[];
 }
@@ -30,7 +31,9 @@ export class CausalLM {
     if (!config) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
     const eos = gen?.eos_token_id ?? config.eos_token_id ?? [];
-    const session = await createModelSession(backend, folder, entry);
+    // The present.* outputs (named from the config, as transformers.js's getCacheNames does) may stay on the device.
+    const presents = Array.from({ length: config.num_hidden_layers ?? 0 }, (_, i) => [`present.${i}.key`, `present.${i}.value`]).flat();
+    const session = await createModelSession(backend, folder, entry, presents);
     let io: DecoderInterface;
     try {
       io = readDecoderInterface(session, config);
@@ -40,6 +43,9 @@ export class CausalLM {
     }
     return new CausalLM(backend, session, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
   }
+
+  /** KV caches read back from the device (GPU → CPU), for tests and stats: only batch changes need them. */
+  downloads = 0;
 
   get kvShape(): KvShape {
     return { layers: this.io.layers, kvHeads: this.io.kvHeads, headDim: this.io.headDim };
@@ -58,7 +64,8 @@ export class CausalLM {
     const [, rows, vocab] = out.logits.dims;
     // With num_logits_to_keep only the last position comes back.
     const logits = toFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
-    return { logits, kv: { length: pastLen + tokens.length, data: out.kv } };
+    // A prefilled sequence is packed into the batch on the CPU when it joins.
+    return { logits, kv: { length: pastLen + tokens.length, data: await this.hostData(out.kv) } };
   }
 
   /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
@@ -71,12 +78,15 @@ export class CausalLM {
       pads.map((pad) => [width - pad]),
       mask,
       width,
-      batch.data,
+      batch.device ?? batch.data,
     );
+    for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const vocab = out.logits.dims[2];
     const all = toFloat32(out.logits, 0, tokens.length * vocab);
     const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
-    return { logits, kv: { width: width + 1, pads, data: out.kv } };
+    const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
+    const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data: out.kv.map((t) => t.data as KvArray) };
+    return { logits, kv };
   }
 
   private async run(
@@ -84,8 +94,8 @@ export class CausalLM {
     positions: number[][],
     mask: BigInt64Array,
     pastLen: number,
-    past: KvArray[] | null,
-  ): Promise<{ logits: Tensor; kv: KvArray[] }> {
+    past: KvArray[] | Tensor[] | null,
+  ): Promise<{ logits: Tensor; kv: Tensor[] }> {
     const { Tensor } = this.backend;
     const io = this.io;
     const rows = ids.length;
@@ -102,16 +112,35 @@ export class CausalLM {
     if (io.useCacheBranch) feeds.use_cache_branch = new Tensor('bool', Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
     const kvDims = [rows, io.kvHeads, pastLen, io.headDim];
     const empty = emptyKv(io.kvType);
+    const pastTensor = (x: KvArray | Tensor | undefined): Tensor =>
+      x === undefined || ArrayBuffer.isView(x) ? new Tensor(io.kvType, x ?? empty, kvDims) : x;
     for (let i = 0; i < io.layers; i++) {
-      feeds[`past_key_values.${i}.key`] = new Tensor(io.kvType, past?.[2 * i] ?? empty, kvDims);
-      feeds[`past_key_values.${i}.value`] = new Tensor(io.kvType, past?.[2 * i + 1] ?? empty, kvDims);
+      feeds[`past_key_values.${i}.key`] = pastTensor(past?.[2 * i]);
+      feeds[`past_key_values.${i}.value`] = pastTensor(past?.[2 * i + 1]);
     }
     const out = await this.session.run(feeds);
-    const kv: KvArray[] = [];
-    for (let i = 0; i < io.layers; i++) {
-      kv.push(out[`present.${i}.key`].data as KvArray, out[`present.${i}.value`].data as KvArray);
-    }
+    const kv: Tensor[] = [];
+    for (let i = 0; i < io.layers; i++) kv.push(out[`present.${i}.key`], out[`present.${i}.value`]);
     return { logits: out.logits, kv };
+  }
+
+  /** The arrays of present.* tensors, read back (and their GPU buffers released) where they are on the device. */
+  private async hostData(tensors: Tensor[]): Promise<KvArray[]> {
+    if (!tensors.some((t) => t.location === 'gpu-buffer')) return tensors.map((t) => t.data as KvArray);
+    this.downloads++;
+    return Promise.all(tensors.map((t) => t.getData(true) as Promise<KvArray>));
+  }
+
+  /** Brings a batch cache kept on the device into `data`, for repacking or the prefix cache. */
+  async toHost(batch: BatchKv): Promise<void> {
+    if (batch.data || !batch.device) return;
+    batch.data = await this.hostData(batch.device);
+    batch.device = undefined;
+  }
+
+  /** Frees a batch cache's device buffers (a batch that is dropped without being read). */
+  release(batch: BatchKv | null): void {
+    for (const t of batch?.device ?? []) t.dispose();
   }
 
   /**
@@ -120,7 +149,7 @@ export class CausalLM {
    */
   async warmUp(token = 0): Promise<void> {
     const { kv } = await this.prefill([token], null);
-    await this.decode([token], { width: kv.length, pads: [0], data: kv.data });
+    this.release((await this.decode([token], { width: kv.length, pads: [0], data: kv.data })).kv);
   }
 
   async dispose(): Promise<void> {

@@ -74,7 +74,7 @@ function chunkCount(format: unknown, onnxFile: string): number | undefined {
  * Opens the session of the ONNX file `entry` names for the backend's device, with its
  * external data. A dtype the folder lacks is an error listing those it has.
  */
-export async function createModelSession(backend: Backend, folder: string, entry: CatalogEntry): Promise<InferenceSession> {
+export async function createModelSession(backend: Backend, folder: string, entry: CatalogEntry, deviceOutputs?: string[]): Promise<InferenceSession> {
   const wanted = dtypeFor(entry, backend.device);
   const file = onnxFileForDtype(wanted, entry.id);
   if (!(await backend.exists(joinPath(folder, file)))) {
@@ -82,7 +82,7 @@ export async function createModelSession(backend: Backend, folder: string, entry
     throw new Error(`${entry.id}: dtype "${wanted}" (${file}) is not in ${folder}; it has: ${have.join(', ') || 'no onnx/model*.onnx'}`);
   }
   const data = await externalDataFiles(backend, folder, file);
-  return backend.createSession(joinPath(folder, file), data.map((d) => joinPath(folder, d)));
+  return backend.createSession(joinPath(folder, file), data.map((d) => joinPath(folder, d)), deviceOutputs);
 }
 
 export async function readJson<T>(backend: FileReader, path: string): Promise<T | undefined> {
