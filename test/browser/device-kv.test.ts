@@ -34,7 +34,7 @@ afterAll(async () => {
 suite('the KV cache on WebGPU', () => {
   const browser = freshBrowser();
 
-  it('is read back to the CPU once per request (prefill, then the end), not once per token', async () => {
+  it('is read back to the CPU once per request (prefill, then the end), not once per token, and batched requests keep their own text', async () => {
     const { page, info } = await openDemo(browser.context, `${server.url}?device=webgpu`);
     expect(info.device).toBe('webgpu');
     const reads = async () =>
@@ -47,6 +47,13 @@ suite('the KV cache on WebGPU', () => {
     expect(steps).toBeGreaterThan(5);
     // The prefill's cache, read to join the batch, and the batch's at the end: none per decode step.
     expect((await reads()) - before).toBe(2);
+
+    // Joining and leaving read the batch back and repack it: batched text is still each request's own.
+    const bodies = ['fire', 'ice'].map((w) => ({ ...BODY, max_tokens: 8, messages: [{ role: 'user', content: `What is ${w}?` }] }));
+    const alone = [];
+    for (const b of bodies) alone.push((await inPage(page, 'post', info, '/v1/chat/completions', b)).body.choices[0].message.content);
+    const together = await Promise.all(bodies.map((b) => inPage(page, 'post', info, '/v1/chat/completions', b)));
+    expect(together.map((t) => t.body.choices[0].message.content)).toEqual(alone);
     await page.close();
   }, 300_000);
 });
