@@ -1,7 +1,6 @@
 // The export-faithful fixtures (real tokenizers, real export interfaces) and
 // transformers.js as the reference they are checked against.
-import { join } from 'node:path';
-import { AutoModelForCausalLM, AutoTokenizer, env, type PreTrainedTokenizer } from '@huggingface/transformers';
+import { AutoModelForCausalLM, AutoTokenizer, Tensor, env, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { FIXTURES_DIR, writeFixtures } from '../../models/index.js';
 import type { ChatMessage } from '../../src/engine/protocol.js';
 
@@ -52,7 +51,6 @@ export async function referenceGreedy(name: string, dtype: string, prompts: Chat
     const out: number[][] = [];
     for (const messages of prompts) {
       const ids = await referencePromptIds(name, messages);
-      const { Tensor } = await import('@huggingface/transformers');
       const input_ids = new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]);
       const attention_mask = new Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]);
       const seq = (await model.generate({ input_ids, attention_mask, max_new_tokens: maxNewTokens, do_sample: false } as never)) as { data: BigInt64Array };
@@ -64,4 +62,3 @@ export async function referenceGreedy(name: string, dtype: string, prompts: Chat
   }
 }
 
-export const folderOf = (dir: string, name: string) => join(dir, name);

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { ChatMessage, EngineApi, GenerateRequest, SamplingParams } from '../../../src/engine/protocol.js';
-import { EXPORT_VARIANTS, exportFixtures, folderOf, referenceGreedy, referencePromptIds } from '../../helpers/exports.js';
+import { join } from 'node:path';
+import { EXPORT_VARIANTS, exportFixtures, referenceGreedy, referencePromptIds } from '../../helpers/exports.js';
 
 const MAX_TOKENS = 8;
 const greedy: SamplingParams = {
@@ -38,7 +39,7 @@ beforeAll(async () => {
   await engine.load(
     EXPORT_VARIANTS.map(([name, dtype]) => ({
       id: idOf(name, dtype), task: 'chat' as const, class: 'tiny', context_length: 4096,
-      source: folderOf(dir, name), dtype: { cpu: dtype }, price,
+      source: join(dir, name), dtype: { cpu: dtype }, price,
     })),
   );
   for (let i = 0; i < 600 && (await engine.models()).some((m) => m.status === 'starting'); i++) await new Promise((r) => setTimeout(r, 50));
