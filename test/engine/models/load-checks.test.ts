@@ -31,10 +31,11 @@ async function settle(entry: CatalogEntry): Promise<ModelState> {
   throw new Error(`${entry.id} never settled`);
 }
 
-/** A graph with a decoder's inputs and outputs whose Reshape cannot run on a one-token step. */
-function unrunnableDecoder(): Uint8Array {
+/** A graph with a decoder's inputs and outputs whose Reshape cannot run on a one-token step (and, if asked, an input no decoder has). */
+function unrunnableDecoder(extraInput?: string): Uint8Array {
   const g = new GraphBuilder('broken');
   const ids = g.input('input_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
+  if (extraInput) g.input(extraInput, TensorType.INT64, ['batch_size', 'sequence_length']);
   g.input('attention_mask', TensorType.INT64, ['batch_size', 'total_sequence_length']);
   const shape = ['batch_size', 1, 'past_sequence_length', 4] as const;
   const k = g.input('past_key_values.0.key', TensorType.FLOAT, shape);
@@ -61,15 +62,26 @@ describe('loading a checkpoint', () => {
     expect(m.detail).toMatch(/does not fit: 3\.9 MiB of weights \+ 65536\.0 GiB of KV cache for one full context = 65536\.0 GiB, but the free memory is [\d.]+ GiB/);
   });
 
-  it("is failed with onnxruntime's message when the warm-up step cannot run, never ready", async () => {
+  /** A checkpoint folder around a hand-made graph, with the Llama 3 tokenizer. */
+  function folderWith(graph: Uint8Array): string {
     const folder = mkdtempSync(join(tmpdir(), 'hearth-broken-'));
     for (const f of ['tokenizer.json', 'tokenizer_config.json']) cpSync(join(dir, 'llama3-export', f), join(folder, f));
     writeFileSync(join(folder, 'config.json'), JSON.stringify({ model_type: 'llama', num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 4, vocab_size: 128256 }));
     mkdirSync(join(folder, 'onnx'));
-    writeFileSync(join(folder, 'onnx', 'model.onnx'), unrunnableDecoder());
-    const m = await settle({ id: 'svc/broken', task: 'chat', class: 't', context_length: 64, source: folder, price });
+    writeFileSync(join(folder, 'onnx', 'model.onnx'), graph);
+    return folder;
+  }
+
+  it("is failed with onnxruntime's message when the warm-up step cannot run, never ready", async () => {
+    const m = await settle({ id: 'svc/broken', task: 'chat', class: 't', context_length: 64, source: folderWith(unrunnableDecoder()), price });
     expect(m.status).toBe('failed');
     expect(m.detail).toContain('warm-up step failed');
     expect(m.detail).toMatch(/Reshape/);
+  });
+
+  it('is failed naming an input the graph wants that Hearth cannot feed', async () => {
+    const m = await settle({ id: 'svc/odd-input', task: 'chat', class: 't', context_length: 64, source: folderWith(unrunnableDecoder('token_type_ids')), price });
+    expect(m.status).toBe('failed');
+    expect(m.detail).toContain('an input Hearth does not know how to feed: "token_type_ids"');
   });
 });
