@@ -1,7 +1,7 @@
 // npm run bench: throughput, TTFT, HTTP overhead and the bandwidth bound on the
 // bench preset model, all in one run on this machine. Writes bench/results.json
 // and bench/chart.svg. Figures are medians; ratios are taken within this run.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { env as hf, pipeline } from '@huggingface/transformers';
@@ -107,12 +107,12 @@ function copyBandwidth(): number {
   return median(rates);
 }
 
-/** The engine called directly (no HTTP): one request at a time, then 8 at once. */
-async function directEngine(messages: { role: string; content: string }[]): Promise<{ times: number[]; concurrent8: number }> {
+/** The engine called directly (no HTTP): one request at a time, then 8 at once, on the dtype's file. */
+async function directEngine(messages: { role: string; content: string }[], dtype = 'fp32'): Promise<{ times: number[]; concurrent8: number }> {
   const engine = startNodeEngine();
   const entry = {
     id: MODEL, task: 'chat' as const, class: '40M', context_length: 4096,
-    source: join(FIXTURES_DIR, 'bench-chat'), price: { input_per_1m: 0, output_per_1m: 0 },
+    source: join(FIXTURES_DIR, 'bench-chat'), dtype: { cpu: dtype }, price: { input_per_1m: 0, output_per_1m: 0 },
   };
   await engine.load([entry]);
   await modelsSettled(engine);
@@ -140,8 +140,25 @@ async function directEngine(messages: { role: string; content: string }[]): Prom
   return { times, concurrent8: median(rates) };
 }
 
+/** Decode on the q4 and fp16 exports of the same weights, on the engine alone, beside fp32. */
+async function dtypeVariants(messages: { role: string; content: string }[]) {
+  const out: Record<string, { weight_bytes: number; batch1_tokens_per_s: number; concurrency8_tokens_per_s: number }> = {};
+  for (const [dtype, file] of [['fp32', 'model.onnx'], ['q4', 'model_q4.onnx'], ['fp16', 'model_fp16.onnx']] as const) {
+    const { times, concurrent8 } = await directEngine(messages, dtype);
+    out[dtype] = {
+      weight_bytes: statSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', file)).size,
+      batch1_tokens_per_s: round(MAX_TOKENS / (median(times) / 1000)),
+      concurrency8_tokens_per_s: round(concurrent8),
+    };
+    log(`${dtype}: batch-1 ${out[dtype].batch1_tokens_per_s} tok/s, 8 concurrent ${out[dtype].concurrency8_tokens_per_s} tok/s (engine alone)`);
+  }
+  return out;
+}
+
 async function main() {
   await writeFixtures({ preset: 'bench', ifMissing: true });
+  // A bench-chat written before the q4 and fp16 files existed is written again.
+  if (!existsSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', 'model_q4.onnx'))) await writeFixtures({ preset: 'bench' });
   const weightBytes = statSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', 'model.onnx')).size;
 
   let key = '';
@@ -192,6 +209,8 @@ async function main() {
   const { times: direct, concurrent8: direct8 } = await directEngine(messages);
   log(`request of ${MAX_TOKENS} tokens: HTTP ${round(median(http))} ms, direct ${round(median(direct))} ms`);
 
+  const dtypes = await dtypeVariants(messages);
+
   const prompts = Array.from({ length: 8 }, (_, i) => `Request ${i}: ${filler(i, 12)}`);
   const baseline = await baselineTransformersJs(prompts);
   log(`transformers.js pipeline, one prompt after another: ${round(baseline)} tok/s`);
@@ -225,6 +244,7 @@ async function main() {
     concurrency8_vs_baseline: round(tput[8].tokensPerSecond / baseline),
     direct_engine_concurrency8_tokens_per_s: round(direct8),
     direct_engine_concurrency8_vs_baseline: round(direct8 / baseline),
+    dtypes_engine_alone: dtypes,
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(direct)), overhead: round(median(http) / median(direct) - 1, 4) },
     grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },

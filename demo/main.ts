@@ -34,7 +34,7 @@ function showProgress(p: LoadProgress) {
   $('load-text').textContent = `${all.filter((x) => x.done).length} of ${all.length} ready · ${mb.toFixed(1)} MB${cached ? ' from the cache' : ''}`;
 }
 
-/** `?hubModel=org/name[&hubTask=chat|embedding][&hub=mirror URL]`: also serve a hub repo, fetched into the Cache API. */
+/** `?hubModel=org/name[&hubTask=chat|embedding][&hubDtype=q4f16][&hub=mirror URL]`: also serve a hub repo, fetched into the Cache API. */
 async function catalog(): Promise<CatalogEntry[] | undefined> {
   const repo = params.get('hubModel');
   if (!repo) return undefined;
@@ -45,7 +45,7 @@ async function catalog(): Promise<CatalogEntry[] | undefined> {
     class: 'hub',
     context_length: task === 'chat' ? 2048 : 512,
     source: repo,
-    dtype: { webgpu: 'fp32', wasm: 'fp32' },
+    dtype: { webgpu: params.get('hubDtype') ?? 'fp32', wasm: params.get('hubDtype') ?? 'fp32' },
     price: { input_per_1m: 0, output_per_1m: 0 },
   };
   return [...(await browserCatalog('/models/', DEFAULT_MODELS)), entry];

@@ -12,11 +12,11 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--if-missing') ifMissing = true;
   else if (a === '--out') outDir = args[++i]!;
   else {
-    console.error(`unknown argument: ${a}\nusage: models [--preset default|bench] [--if-missing] [--out DIR]`);
+    console.error(`unknown argument: ${a}\nusage: models [--preset default|bench|exports] [--if-missing] [--out DIR]`);
     process.exit(2);
   }
 }
-if (preset !== 'default' && preset !== 'bench') {
+if (preset !== 'default' && preset !== 'bench' && preset !== 'exports') {
   console.error(`unknown preset: ${preset}`);
   process.exit(2);
 }

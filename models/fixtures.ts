@@ -2,8 +2,10 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { bertFixtureFiles } from './bert/fixture.js';
+import { EXPORT_FIXTURES, exportFixtureFiles } from './exports/fixtures.js';
 import { designTinyEmbed } from './bert/tiny-embed.js';
 import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
+import { buildLlamaGraph } from './llama/graph.js';
 import { designTinyChat } from './llama/tiny-chat.js';
 import { randomLlama, type LlamaConfig } from './llama/weights.js';
 import { Rng } from './rng.js';
@@ -52,7 +54,16 @@ export function tinyEmbed() {
 export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   'tiny-chat': () => llamaFixtureFiles(tinyChat().weights, fixtureTokenizer()),
   'tiny-embed': () => bertFixtureFiles(tinyEmbed(), fixtureTokenizer()),
-  'bench-chat': () => llamaFixtureFiles(benchChat(), fixtureTokenizer()),
+  'bench-chat': () => {
+    const w = benchChat();
+    // The same weights as a q4 (MatMulNBits) and an fp16 export (fp16 KV and logits), for npm run bench.
+    return {
+      ...llamaFixtureFiles(w, fixtureTokenizer()),
+      'onnx/model_q4.onnx': buildLlamaGraph(w, { weights: 'q4' }),
+      'onnx/model_fp16.onnx': buildLlamaGraph(w, { weights: 'fp16', io: 'float16' }),
+    };
+  },
+  ...Object.fromEntries(EXPORT_FIXTURES.map((name, i) => [name, () => exportFixtureFiles(name, SEED + 10 + i)])),
 };
 
 /** Writes one fixture folder atomically: a half-written fixture never looks complete. */

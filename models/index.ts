@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EXPORT_FIXTURES } from './exports/fixtures.js';
 import { FIXTURE_BUILDERS, writeFixtureFolder } from './fixtures.js';
 
 function repoRoot(): string {
@@ -17,11 +18,13 @@ function repoRoot(): string {
 /** Absolute path of models/fixtures (from source via tsx or from compiled dist/models). */
 export const FIXTURES_DIR = resolve(repoRoot(), 'models', 'fixtures');
 
-export type Preset = 'default' | 'bench';
+export type Preset = 'default' | 'bench' | 'exports';
 
 export const PRESET_FIXTURES: Record<Preset, string[]> = {
   default: ['tiny-chat', 'tiny-embed'],
   bench: ['tiny-chat', 'tiny-embed', 'bench-chat'],
+  /** Real tokenizers and export interfaces (parity tests against transformers.js). */
+  exports: ['tiny-chat', 'tiny-embed', ...EXPORT_FIXTURES],
 };
 
 export interface WriteFixturesOptions {

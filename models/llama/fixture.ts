@@ -3,17 +3,13 @@
 import type { Bpe } from '../tokenizer/bpe.js';
 import { tokenizerConfig, tokenizerJson } from '../tokenizer/bpe.js';
 import { buildLlamaGraph } from './graph.js';
-import type { LlamaWeights } from './weights.js';
+import type { LlamaConfig, LlamaWeights } from './weights.js';
 
 export type FixtureFiles = Record<string, Uint8Array | string>;
 
-export function llamaFixtureFiles(w: LlamaWeights, bpe: Bpe, extra: Record<string, unknown> = {}): FixtureFiles {
-  const c = w.config;
-  const eos = bpe.specialIds['<|im_end|>'];
-  const endoftext = bpe.specialIds['<|endoftext|>'];
-  const config = {
-    architectures: ['LlamaForCausalLM'],
-    model_type: 'llama',
+/** config.json's dimension fields, as Hugging Face names them. */
+export function configDims(c: LlamaConfig) {
+  return {
     hidden_size: c.hidden,
     intermediate_size: c.intermediate,
     num_hidden_layers: c.layers,
@@ -26,6 +22,17 @@ export function llamaFixtureFiles(w: LlamaWeights, bpe: Bpe, extra: Record<strin
     rope_theta: c.ropeTheta,
     rope_scaling: null,
     rms_norm_eps: c.rmsEps,
+  };
+}
+
+export function llamaFixtureFiles(w: LlamaWeights, bpe: Bpe, extra: Record<string, unknown> = {}): FixtureFiles {
+  const c = w.config;
+  const eos = bpe.specialIds['<|im_end|>'];
+  const endoftext = bpe.specialIds['<|endoftext|>'];
+  const config = {
+    architectures: ['LlamaForCausalLM'],
+    model_type: 'llama',
+    ...configDims(c),
     attention_bias: false,
     mlp_bias: false,
     tie_word_embeddings: false,

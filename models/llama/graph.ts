@@ -2,7 +2,26 @@
 // engine expect: input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
 // in; logits, present.{i}.key|value out.
 import { GraphBuilder, TensorType } from '../onnx/graph.js';
+import { linear, storeMatrix, type WeightFormat } from './quantize.js';
 import { inverseFrequencies, type LlamaWeights } from './weights.js';
+
+/**
+ * How an export differs from the plain fp32 graph, as real exports do: weight format
+ * (fp16, MatMulNBits q4 / q4f16, MatMulInteger q8), float16 KV and logits, no
+ * position_ids (computed from the mask inside), num_logits_to_keep, Gemma's
+ * embedding scale, tied embeddings. The defaults give the fp32 graph of tiny-chat.
+ */
+export interface GraphVariant {
+  weights?: WeightFormat;
+  /** Element type of past_key_values, present and logits. */
+  io?: 'float32' | 'float16';
+  positionIds?: boolean;
+  numLogitsToKeep?: boolean;
+  /** Gemma multiplies the embeddings by sqrt(hidden_size) inside the graph. */
+  embedScale?: number;
+  /** lm_head is the embedding matrix transposed (one initializer, as tied checkpoints). */
+  tiedEmbeddings?: boolean;
+}
 
 /** Additive mask value: large and finite, so rows of left padding stay finite. */
 export const MASK_VALUE = -1e9;
@@ -23,26 +42,37 @@ function rope(g: GraphBuilder, x: string, cos: string, sin: string, half: number
   return g.node('Add', [g.node('Mul', [x, cos], {}, `${name}.xcos`), g.node('Mul', [rotated, sin], {}, `${name}.xsin`)], {}, `${name}.out`);
 }
 
-export function buildLlamaGraph(w: LlamaWeights): Uint8Array {
+export function buildLlamaGraph(w: LlamaWeights, variant: GraphVariant = {}): Uint8Array {
+  return llamaGraph(w, variant).toBytes();
+}
+
+export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBuilder {
   const c = w.config;
   const { hidden: H, heads, kvHeads: KV, headDim: D, intermediate: I, vocabSize: V } = c;
   const rep = heads / KV;
+  const format = variant.weights ?? 'fp32';
+  const ioType = variant.io === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT;
   const g = new GraphBuilder('llama');
+  /** A float16 value as float32 for the computation (the graph computes in float32 throughout). */
+  const widen = (v: string) => (ioType === TensorType.FLOAT ? v : g.node('Cast', [v], { to: TensorType.FLOAT }, `${v}_f32`));
 
   const inputIds = g.input('input_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
   const attentionMask = g.input('attention_mask', TensorType.INT64, ['batch_size', 'total_sequence_length']);
-  const positionIds = g.input('position_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
+  const positionIds = variant.positionIds === false ? positionsFromMask(g, inputIds, attentionMask) : g.input('position_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
+  const keep = variant.numLogitsToKeep ? g.input('num_logits_to_keep', TensorType.INT64, []) : undefined;
   const pastShape = ['batch_size', KV, 'past_sequence_length', D] as const;
   const past: { key: string; value: string }[] = [];
   for (let i = 0; i < c.layers; i++) {
     past.push({
-      key: g.input(`past_key_values.${i}.key`, TensorType.FLOAT, pastShape),
-      value: g.input(`past_key_values.${i}.value`, TensorType.FLOAT, pastShape),
+      key: widen(g.input(`past_key_values.${i}.key`, ioType, pastShape)),
+      value: widen(g.input(`past_key_values.${i}.value`, ioType, pastShape)),
     });
   }
 
   // Token embedding.
-  let x = g.node('Gather', [g.weight('model.embed_tokens.weight', [V, H], w.embed), inputIds], { axis: 0 }, 'embeddings');
+  const embedding = storeMatrix(g, 'model.embed_tokens.weight', [V, H], w.embed, format);
+  let x = widenMatrix(g, g.node('Gather', [embedding, inputIds], { axis: 0 }, 'embeddings'), format);
+  if (variant.embedScale !== undefined) x = g.node('Mul', [x, g.scalar('embed_scale', variant.embedScale)], {}, 'embeddings_scaled');
 
   // Rotary tables from position_ids: [B, S, D].
   const posF = g.node('Unsqueeze', [g.node('Cast', [positionIds], { to: TensorType.FLOAT }, 'positions_f'), g.ints('axes_2', [2])], {}, 'positions_u');
@@ -83,30 +113,57 @@ export function buildLlamaGraph(w: LlamaWeights): Uint8Array {
     const L = w.layers[i]!;
     const p = `model.layers.${i}`;
     const h = rmsNorm(g, x, g.weight(`${p}.input_layernorm.weight`, [H], L.inputNorm), c.rmsEps, `${p}.input_layernorm`);
-    const q = g.node('Transpose', [g.node('Reshape', [g.node('MatMul', [h, g.weight(`${p}.self_attn.q_proj.weight`, [H, heads * D], L.q)], {}, `${p}.q`), qShape], {}, `${p}.q_r`)], { perm: [0, 2, 3, 1, 4] }, `${p}.q_t`);
-    const k = g.node('Transpose', [g.node('Reshape', [g.node('MatMul', [h, g.weight(`${p}.self_attn.k_proj.weight`, [H, KV * D], L.k)], {}, `${p}.k`), kvShape], {}, `${p}.k_r`)], { perm: [0, 2, 1, 3] }, `${p}.k_t`);
-    const v = g.node('Transpose', [g.node('Reshape', [g.node('MatMul', [h, g.weight(`${p}.self_attn.v_proj.weight`, [H, KV * D], L.v)], {}, `${p}.v`), kvShape], {}, `${p}.v_r`)], { perm: [0, 2, 1, 3] }, `${p}.v_t`);
+    const q = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.q_proj.weight`, [H, heads * D], L.q, format, `${p}.q`), qShape], {}, `${p}.q_r`)], { perm: [0, 2, 3, 1, 4] }, `${p}.q_t`);
+    const k = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.k_proj.weight`, [H, KV * D], L.k, format, `${p}.k`), kvShape], {}, `${p}.k_r`)], { perm: [0, 2, 1, 3] }, `${p}.k_t`);
+    const v = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.v_proj.weight`, [H, KV * D], L.v, format, `${p}.v`), kvShape], {}, `${p}.v_r`)], { perm: [0, 2, 1, 3] }, `${p}.v_t`);
     const qr = rope(g, q, cosQ, sinQ, D / 2, `${p}.q_rope`);
     const kr = rope(g, k, cosK, sinK, D / 2, `${p}.k_rope`);
-    const presentK = g.node('Concat', [past[i]!.key, kr], { axis: 2 }, `present.${i}.key`);
-    const presentV = g.node('Concat', [past[i]!.value, v], { axis: 2 }, `present.${i}.value`);
+    // A float16 present is the Cast of the float32 Concat, which then needs a name of its own.
+    const concatName = (kind: string) => (ioType === TensorType.FLOAT ? `present.${i}.${kind}` : `${p}.present_${kind}_f32`);
+    const presentK = g.node('Concat', [past[i]!.key, kr], { axis: 2 }, concatName('key'));
+    const presentV = g.node('Concat', [past[i]!.value, v], { axis: 2 }, concatName('value'));
     const kT = g.node('Unsqueeze', [g.node('Transpose', [presentK], { perm: [0, 1, 3, 2] }, `${p}.k_T`), g.ints(`${p}.axes_2`, [2])], {}, `${p}.k_T5`);
     const scores = g.node('Add', [g.node('Mul', [g.node('MatMul', [qr, kT], {}, `${p}.scores_raw`), scale], {}, `${p}.scores_scaled`), bias5], {}, `${p}.scores`);
     const probs = g.node('Softmax', [scores], { axis: -1 }, `${p}.probs`);
     const v5 = g.node('Unsqueeze', [presentV, g.ints(`${p}.axes_2v`, [2])], {}, `${p}.v5`);
     const ctx = g.node('Reshape', [g.node('Transpose', [g.node('MatMul', [probs, v5], {}, `${p}.ctx5`)], { perm: [0, 3, 1, 2, 4] }, `${p}.ctx_t`), outShape], {}, `${p}.ctx`);
-    x = g.node('Add', [x, g.node('MatMul', [ctx, g.weight(`${p}.self_attn.o_proj.weight`, [heads * D, H], L.o)], {}, `${p}.attn_out`)], {}, `${p}.resid_attn`);
+    x = g.node('Add', [x, linear(g, ctx, `${p}.self_attn.o_proj.weight`, [heads * D, H], L.o, format, `${p}.attn_out`)], {}, `${p}.resid_attn`);
     const h2 = rmsNorm(g, x, g.weight(`${p}.post_attention_layernorm.weight`, [H], L.postNorm), c.rmsEps, `${p}.post_attention_layernorm`);
-    const gate = g.node('MatMul', [h2, g.weight(`${p}.mlp.gate_proj.weight`, [H, I], L.gate)], {}, `${p}.gate`);
-    const up = g.node('MatMul', [h2, g.weight(`${p}.mlp.up_proj.weight`, [H, I], L.up)], {}, `${p}.up`);
+    const gate = linear(g, h2, `${p}.mlp.gate_proj.weight`, [H, I], L.gate, format, `${p}.gate`);
+    const up = linear(g, h2, `${p}.mlp.up_proj.weight`, [H, I], L.up, format, `${p}.up`);
     const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate], {}, `${p}.gate_sig`)], {}, `${p}.silu`), up], {}, `${p}.act`);
-    x = g.node('Add', [x, g.node('MatMul', [act, g.weight(`${p}.mlp.down_proj.weight`, [I, H], L.down)], {}, `${p}.mlp_out`)], {}, `${p}.resid_mlp`);
+    x = g.node('Add', [x, linear(g, act, `${p}.mlp.down_proj.weight`, [I, H], L.down, format, `${p}.mlp_out`)], {}, `${p}.resid_mlp`);
     const presentShape = ['batch_size', KV, 'total_sequence_length', D] as const;
-    g.output(`present.${i}.key`, presentK, TensorType.FLOAT, presentShape);
-    g.output(`present.${i}.value`, presentV, TensorType.FLOAT, presentShape);
+    g.output(`present.${i}.key`, narrow(g, presentK, ioType), ioType, presentShape);
+    g.output(`present.${i}.value`, narrow(g, presentV, ioType), ioType, presentShape);
   }
-  const hf = rmsNorm(g, x, g.weight('model.norm.weight', [H], w.finalNorm), c.rmsEps, 'model.norm');
-  const logits = g.node('MatMul', [hf, g.weight('lm_head.weight', [H, V], w.lmHead)], {}, 'logits');
-  g.output('logits', logits, TensorType.FLOAT, ['batch_size', 'sequence_length', V]);
-  return g.toBytes();
+  let hf = rmsNorm(g, x, g.weight('model.norm.weight', [H], w.finalNorm), c.rmsEps, 'model.norm');
+  if (keep) {
+    // The last num_logits_to_keep positions (0 keeps them all, as -0 is 0).
+    const start = g.node('Unsqueeze', [g.node('Neg', [keep], {}, 'keep.neg'), g.ints('keep.axes', [0])], {}, 'keep.start');
+    hf = g.node('Slice', [hf, start, g.ints('keep.end', [Number.MAX_SAFE_INTEGER]), g.ints('keep.axis', [1])], {}, 'keep.hidden');
+  }
+  const logitsName = ioType === TensorType.FLOAT ? 'logits' : 'logits_f32';
+  const logits = variant.tiedEmbeddings
+    ? g.node('MatMul', [hf, g.node('Transpose', [widenMatrix(g, embedding, format)], { perm: [1, 0] }, 'lm_head.tied')], {}, logitsName)
+    : linear(g, hf, 'lm_head.weight', [H, V], w.lmHead, format, logitsName);
+  g.output('logits', narrow(g, logits, ioType), ioType, ['batch_size', 'sequence_length', V]);
+  return g;
+}
+
+/** A float32 value cast to the graph's I/O type (float16 exports). */
+function narrow(g: GraphBuilder, v: string, type: number): string {
+  return type === TensorType.FLOAT ? v : g.node('Cast', [v], { to: type }, `${v}_f16`);
+}
+
+/** An embedding (matrix or gathered rows) as float32: fp16 and q4f16 exports store it as float16. */
+function widenMatrix(g: GraphBuilder, m: string, format: WeightFormat): string {
+  return format === 'fp16' || format === 'q4f16' ? g.node('Cast', [m], { to: TensorType.FLOAT }, `${m}_f32`) : m;
+}
+
+/** Exports without a position_ids input count positions from the attention mask (cumsum − 1, last S columns). */
+function positionsFromMask(g: GraphBuilder, inputIds: string, mask: string): string {
+  const counted = g.node('Sub', [g.node('CumSum', [mask, g.ints('pos.axis', [1], [])], {}, 'pos.cumsum'), g.ints('pos.one', [1], [])], {}, 'pos.all');
+  const s = g.node('Shape', [inputIds], { start: 1, end: 2 }, 'pos.S');
+  return g.node('Slice', [counted, g.node('Neg', [s], {}, 'pos.start'), g.ints('pos.end', [Number.MAX_SAFE_INTEGER]), g.ints('pos.slice_axis', [1])], {}, 'position_ids_computed');
 }

@@ -63,6 +63,20 @@ export class GraphBuilder {
     return n;
   }
 
+  /** An initializer of any type from its little-endian bytes. */
+  raw(name: string, dims: readonly number[], type: TensorTypeId, raw: Uint8Array): string {
+    const n = this.unique(name);
+    this.initializers.push({ name: n, dims, type, raw });
+    return n;
+  }
+
+  /** An onnxruntime contrib operator (domain com.microsoft), e.g. MatMulNBits. */
+  contrib(op: string, inputs: readonly string[], attrs: Attrs, outName: string): string {
+    const out = this.node(op, inputs, attrs, outName);
+    this.nodes[this.nodes.length - 1] = { ...this.nodes[this.nodes.length - 1]!, domain: 'com.microsoft' };
+    return out;
+  }
+
   /** An int64 constant (as an initializer). */
   ints(name: string, values: readonly number[], dims: readonly number[] = [values.length]): string {
     const n = this.unique(name);
@@ -101,6 +115,34 @@ export class GraphBuilder {
 
   toBytes(): Uint8Array {
     return concatChunks(encodeModel(this.graph()));
+  }
+
+  /**
+   * The model with its larger initializers in external data files, as exporters write
+   * models over 2 GB: `<file>_data`, then `<file>_data_1`, … when a chunk would pass
+   * `chunkBytes` (a tensor is never split). Returns the files by name.
+   */
+  toExternalFiles(file: string, chunkBytes = Infinity): Record<string, Uint8Array> {
+    const chunks: Uint8Array[][] = [[]];
+    let used = 0;
+    const initializers = this.initializers.map((t) => {
+      if (t.raw.length < 1024) return t;
+      if (used > 0 && used + t.raw.length > chunkBytes) {
+        chunks.push([]);
+        used = 0;
+      }
+      const index = chunks.length - 1;
+      const location = `${file}_data${index === 0 ? '' : `_${index}`}`;
+      chunks[index]!.push(t.raw);
+      const offset = used;
+      used += t.raw.length;
+      return { ...t, external: { location, offset, length: t.raw.length } };
+    });
+    const files: Record<string, Uint8Array> = { [file]: concatChunks(encodeModel({ ...this.graph(), initializers })) };
+    chunks.forEach((parts, i) => {
+      if (parts.length) files[`${file}_data${i === 0 ? '' : `_${i}`}`] = concatChunks({ chunks: parts, length: parts.reduce((n, p) => n + p.length, 0) });
+    });
+    return files;
   }
 }
 

@@ -10,7 +10,7 @@ export interface Encoded {
   length: number;
 }
 
-export const TensorType = { FLOAT: 1, INT32: 6, INT64: 7, BOOL: 9 } as const;
+export const TensorType = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10 } as const;
 export type TensorTypeId = (typeof TensorType)[keyof typeof TensorType];
 
 const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;
@@ -107,6 +107,8 @@ export interface TensorData {
   type: TensorTypeId;
   /** Little-endian raw bytes of the tensor. */
   raw: Uint8Array;
+  /** Set when the bytes live in an external data file instead (raw is then written there). */
+  external?: { location: string; offset: number; length: number };
 }
 
 export function floatTensor(name: string, dims: readonly number[], data: Float32Array): TensorData {
@@ -139,8 +141,12 @@ export function encodeTensor(t: TensorData): Encoded {
   if (t.dims.length > 0) w.packedInts(1, t.dims);
   w.int(2, t.type);
   w.string(8, t.name);
-  w.bytes(9, t.raw);
-  return w.done();
+  if (!t.external) return w.bytes(9, t.raw).done();
+  const entry = (key: string, value: string) => new MessageWriter().string(1, key).string(2, value).done();
+  w.message(13, entry('location', t.external.location));
+  w.message(13, entry('offset', String(t.external.offset)));
+  w.message(13, entry('length', String(t.external.length)));
+  return w.int(14, 1).done(); // data_location: EXTERNAL
 }
 
 export type AttributeValue =
@@ -178,6 +184,8 @@ export function encodeAttribute(name: string, a: AttributeValue): Encoded {
 
 export interface NodeData {
   opType: string;
+  /** Operator set domain: '' (ONNX) or 'com.microsoft' (onnxruntime's contrib ops). */
+  domain?: string;
   name: string;
   inputs: readonly string[];
   outputs: readonly string[];
@@ -190,6 +198,7 @@ export function encodeNode(n: NodeData): Encoded {
   for (const o of n.outputs) w.string(2, o);
   w.string(3, n.name).string(4, n.opType);
   for (const [k, v] of Object.entries(n.attributes)) w.message(5, encodeAttribute(k, v));
+  if (n.domain) w.string(7, n.domain);
   return w.done();
 }
 
@@ -239,13 +248,14 @@ export const OPSET = 17;
 /** Encodes a ModelProto; returns the chunks to write (concatenate or stream). */
 export function encodeModel(g: GraphData, producer = 'hearth-models'): Encoded {
   const opset = new MessageWriter().string(1, '').int(2, OPSET).done();
-  return new MessageWriter()
+  const w = new MessageWriter()
     .int(1, IR_VERSION)
     .string(2, producer)
     .string(3, '0.1.0')
     .message(7, encodeGraph(g))
-    .message(8, opset)
-    .done();
+    .message(8, opset);
+  if (g.nodes.some((n) => n.domain === 'com.microsoft')) w.message(8, new MessageWriter().string(1, 'com.microsoft').int(2, 1).done());
+  return w.done();
 }
 
 export function concatChunks(e: Encoded): Uint8Array {

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
+import { freemem } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -39,6 +40,9 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
       }
     },
     readText: (path) => readFile(path, 'utf8'),
+    fileSize: (path) => stat(path).then((s) => s.size, () => undefined),
+    // The CPU provider holds weights and KV in this process's memory.
+    budget: async () => ({ memory: { bytes: freemem(), what: 'free memory' } }),
     exists: (path) =>
       access(path).then(
         () => true,

@@ -137,6 +137,14 @@ export async function modelFileExists(url: string | URL, opts: Pick<CachedFetchO
   }
 }
 
+/** A model file's size from the cache or a HEAD request (undefined when the server does not say). */
+export async function modelFileSize(url: string | URL): Promise<number | undefined> {
+  const href = sourceURL(absoluteURL(url));
+  const res = (await (await openCache())?.match(href)) ?? (await fetch(href, { method: 'HEAD' }).catch(() => undefined));
+  const n = Number(res?.headers.get('content-length') ?? NaN);
+  return res?.ok && n > 0 ? n : undefined;
+}
+
 /**
  * A `fetch` for libraries that fetch model files themselves (transformers.js's
  * tokenizer loader): the same cache-first path, answered as a Response.

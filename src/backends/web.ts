@@ -5,7 +5,8 @@
 import * as ort from 'onnxruntime-web';
 import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
-import { fetchModelFile, modelFileExists, type FileProgress } from './web-cache.js';
+import type { DeviceBudget } from '../engine/models/fit.js';
+import { fetchModelFile, modelFileExists, modelFileSize, type FileProgress } from './web-cache.js';
 
 export type WebDevice = Extract<Device, 'webgpu' | 'wasm'>;
 
@@ -57,13 +58,20 @@ export function webBackend(opts: WebBackendOptions): Backend {
   return {
     device,
     Tensor: ort.Tensor as unknown as Backend['Tensor'],
-    async createSession(model) {
+    async createSession(model, externalData = [], deviceOutputs = []) {
       const bytes = typeof model === 'string' ? await load(model) : model;
+      // The graph names each data file relative to its own folder ("model.onnx_data").
+      const data = await Promise.all(externalData.map(async (path) => ({ path: path.split('/').pop()!, data: await load(path) })));
       const session = await serially(() =>
         ort.InferenceSession.create(bytes, {
           executionProviders: [device],
           graphOptimizationLevel: 'all',
           logSeverityLevel: 3,
+          ...(data.length ? { externalData: data } : {}),
+          // The KV cache stays in GPU buffers between steps instead of a round trip through the CPU.
+          ...(device === 'webgpu' && deviceOutputs.length
+            ? { preferredOutputLocation: Object.fromEntries(deviceOutputs.map((n) => [n, 'gpu-buffer' as const])) }
+            : {}),
         }),
       );
       // onnxruntime-web runs one session at a time (its WebGPU device and WASM heap are
@@ -72,6 +80,8 @@ export function webBackend(opts: WebBackendOptions): Backend {
       (session as { run: unknown }).run = (...args: unknown[]) => serially(() => run(...args));
       return session as unknown as Awaited<ReturnType<Backend['createSession']>>;
     },
+    fileSize: (path) => modelFileSize(path),
+    budget: () => webBudget(device),
     async readText(path) {
       return new TextDecoder().decode(await load(path));
     },
@@ -82,4 +92,21 @@ export function webBackend(opts: WebBackendOptions): Backend {
       return modelFileExists(probe);
     },
   };
+}
+
+/** onnxruntime-web's WebAssembly heap is 32-bit: weights and KV share at most 4 GiB. */
+const WASM_MEMORY = 4 * 2 ** 30;
+
+/** The storage quota, and on WebGPU the adapter's largest storage buffer; on WASM the 4 GiB heap. */
+async function webBudget(device: WebDevice): Promise<DeviceBudget> {
+  const budget: DeviceBudget = {};
+  const quota = await globalThis.navigator?.storage?.estimate?.().catch(() => undefined);
+  if (quota?.quota) budget.storage = { bytes: quota.quota, what: 'storage quota' };
+  if (device === 'wasm') budget.memory = { bytes: WASM_MEMORY, what: 'WebAssembly memory limit' };
+  else {
+    const gpu = (globalThis.navigator as Navigator & { gpu?: { requestAdapter(): Promise<{ limits: { maxStorageBufferBindingSize: number } } | null> } }).gpu;
+    const adapter = await gpu?.requestAdapter().catch(() => null);
+    if (adapter) budget.maxBuffer = adapter.limits.maxStorageBufferBindingSize;
+  }
+  return budget;
 }

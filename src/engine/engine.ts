@@ -63,7 +63,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const p = req.prompt;
       const { ids, text, param } =
         'messages' in p
-          ? { ...codec.encodeChat(p.messages, p.tools), param: 'messages' }
+          ? { ...codec.encodeChat(p.messages, p.tools, p.template_kwargs), param: 'messages' }
           : 'text' in p
             ? { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' }
             : { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };
@@ -156,6 +156,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
             queued: s?.waiting ?? 0,
             // The prefix cache's bytes and budget (what the engine holds between requests).
             ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20 } : {}),
+            ...(s ? { kv_device_reads: s.kvDeviceReads } : {}),
           };
         }),
       };

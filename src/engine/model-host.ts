@@ -5,6 +5,7 @@ import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
 import { Encoder } from './models/encoder.js';
 import { validateCheckpoint } from './models/files.js';
+import { checkFit, estimateFit } from './models/fit.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
 import type { EngineOptions } from './engine.js';
 import { PrefixCache } from './kv/prefix-cache.js';
@@ -170,6 +171,11 @@ export class ModelHost {
     await releaseGrammars(m.codec).catch(() => undefined); // structured outputs
   }
 
+  async #checkFit(folder: string, entry: CatalogEntry): Promise<void> {
+    const estimate = await estimateFit(this.backend, folder, entry);
+    if (estimate && this.backend.budget) checkFit(entry.id, estimate, await this.backend.budget());
+  }
+
   async #load(entry: CatalogEntry): Promise<LoadedModel> {
     let folder = entry.source;
     if (isHubId(folder)) {
@@ -193,10 +199,17 @@ export class ModelHost {
     }
     await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
     const codec = await TextCodec.load(folder, { localOnly: true });
+    await this.#checkFit(folder, entry);
     if (entry.task === 'embedding') {
       return { codec, encoder: await Encoder.load(this.backend, folder, entry) };
     }
     const lm = await CausalLM.load(this.backend, folder, entry);
+    try {
+      await lm.warmUp();
+    } catch (e) {
+      await lm.dispose().catch(() => undefined);
+      throw new Error(`${entry.id}: the warm-up step failed, so the graph cannot be served: ${e instanceof Error ? e.message : String(e)}`);
+    }
     const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
     const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
     return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }) };

@@ -60,6 +60,8 @@ export interface ModelStats {
   /** Bytes of KV cache held, and the budget, where the engine tracks them. */
   kv_cache_bytes?: number;
   kv_cache_capacity_bytes?: number;
+  /** KV caches read back from the device to the CPU so far (WebGPU keeps them on the GPU between decode steps). */
+  kv_device_reads?: number;
 }
 
 export interface ChatMessage {
@@ -79,7 +81,8 @@ export interface ToolDefinition {
 }
 
 export type PromptInput =
-  | { messages: ChatMessage[]; tools?: ToolDefinition[] }
+  /** `template_kwargs`: extra variables for the chat template (Qwen3's `enable_thinking`). */
+  | { messages: ChatMessage[]; tools?: ToolDefinition[]; template_kwargs?: Record<string, unknown> }
   | { text: string }
   | { tokens: number[] };
 

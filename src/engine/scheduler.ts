@@ -19,6 +19,8 @@ export interface SchedulerStats {
   running: number;
   kvCacheBytes: number;
   kvCacheEntries: number;
+  /** KV caches read back from the device (WebGPU): only batch changes and prefills, never a plain decode step. */
+  kvDeviceReads: number;
 }
 
 /**
@@ -64,12 +66,18 @@ export class Scheduler {
       running: this.joining.length + this.batch.length,
       kvCacheBytes: this.opts.prefixCache?.bytes ?? 0,
       kvCacheEntries: this.opts.prefixCache?.entries ?? 0,
+      kvDeviceReads: this.lm.downloads,
     };
   }
 
   /** Ends every sequence, e.g. when the model is being unloaded. */
   abortAll(error: EngineError): void {
     for (const seq of [...this.waiting.splice(0), ...this.joining.splice(0), ...this.batch.splice(0)]) seq.fail(error);
+    this.dropBatchKv();
+  }
+
+  private dropBatchKv(): void {
+    this.lm.release(this.batchKv);
     this.batchKv = null;
   }
 
@@ -77,7 +85,7 @@ export class Scheduler {
     this.running = true;
     try {
       while (this.waiting.length || this.joining.length || this.batch.length) {
-        this.dropCancelled();
+        await this.dropCancelled();
         const seq = this.waiting.shift();
         if (seq) {
           try {
@@ -92,7 +100,7 @@ export class Scheduler {
           } catch (e) {
             // A failed step fails what it was running, not the loop.
             for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) s.fail(e);
-            this.batchKv = null;
+            this.dropBatchKv();
           }
         }
         await yieldToEventLoop();
@@ -131,7 +139,7 @@ export class Scheduler {
   private async decodeStep(): Promise<void> {
     if (this.joining.length && this.batch.length < this.maxBatch) {
       const joining = this.joining.splice(0, this.maxBatch - this.batch.length);
-      this.repack(this.batch, joining);
+      await this.repack(this.batch, joining);
     }
     const { logits, kv } = await this.lm.decode(
       this.batch.map((s) => s.lastToken),
@@ -144,14 +152,16 @@ export class Scheduler {
       if (s.advance(logits[r])) done.add(s);
     });
     if (done.size === 0) return;
+    await this.lm.toHost(kv);
     for (const [r, s] of this.batch.entries()) {
       if (done.has(s)) this.opts.prefixCache?.insert(s.fedTokens, unpackRow(this.lm.kvShape, kv, r));
     }
-    this.repack(this.batch.filter((s) => !done.has(s)), []);
+    await this.repack(this.batch.filter((s) => !done.has(s)), []);
   }
 
-  /** Rebuilds the batch cache for the rows that stay plus those joining. */
-  private repack(stay: Sequence[], joining: Sequence[]): void {
+  /** Rebuilds the batch cache for the rows that stay plus those joining (on the CPU: a device cache is read back first). */
+  private async repack(stay: Sequence[], joining: Sequence[]): Promise<void> {
+    if (this.batchKv) await this.lm.toHost(this.batchKv);
     const shape = this.lm.kvShape;
     const rows: SeqKv[] = stay.map((s) => unpackRow(shape, this.batchKv!, this.batch.indexOf(s)));
     for (const s of joining) {
@@ -162,13 +172,13 @@ export class Scheduler {
     this.batchKv = this.batch.length ? packBatch(shape, rows) : null;
   }
 
-  private dropCancelled(): void {
+  private async dropCancelled(): Promise<void> {
     const cancelled = (s: Sequence) => s.cancelled;
     const gone = [...this.waiting, ...this.joining, ...this.batch].filter(cancelled);
     if (gone.length === 0) return;
     this.waiting = this.waiting.filter((s) => !s.cancelled);
     this.joining = this.joining.filter((s) => !s.cancelled);
-    if (this.batch.some(cancelled)) this.repack(this.batch.filter((s) => !s.cancelled), []);
+    if (this.batch.some(cancelled)) await this.repack(this.batch.filter((s) => !s.cancelled), []);
     for (const s of gone) s.fail(new EngineError('cancelled', 'the request was cancelled'));
   }
 }

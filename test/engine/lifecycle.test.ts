@@ -136,7 +136,7 @@ describe('validateCheckpoint', () => {
     expect(bad.message).toMatch(/model_type "whisper" is not supported/);
     await writeFile(join(f, 'config.json'), JSON.stringify({ model_type: 'llama' }));
     const q4 = await validateCheckpoint(fsReader, f, { entry: { id: 'svc/x', task: 'chat', dtype: { cpu: 'q4' } }, device: 'cpu' }).catch((e) => e);
-    expect(q4.problems).toEqual(['onnx/model_q4.onnx is missing (the dtype for cpu)']);
+    expect(q4.problems).toEqual(['onnx/model_q4.onnx is missing (dtype "q4" for cpu); the folder has dtypes: fp32']);
   });
 });
 

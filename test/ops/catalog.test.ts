@@ -15,10 +15,15 @@ const all = parseCatalog(readFileSync(file, 'utf8'), (s) => join(file, '..', s))
 const hub = all.filter((e) => isHubId(e.source));
 
 describe('models/catalog.json', () => {
-  it('lists the hosted chat classes: 7B at 128k, 32k and 32k; 70B at 128k and 64k', () => {
+  it('lists the 7B chat class at 128k, 32k and 32k, and no 70B class, which one machine cannot load', () => {
     const ctx = (cls: string) => hub.filter((e) => e.task === 'chat' && e.class === cls).map((e) => e.context_length).sort((a, b) => b - a);
     expect(ctx('7B')).toEqual([131072, 32768, 32768]);
-    expect(ctx('70B')).toEqual([131072, 65536]);
+    expect(ctx('70B')).toEqual([]);
+  });
+
+  it('states the download size of every hub entry', () => {
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { models: { id: string; source: string; notes?: string }[] };
+    for (const e of raw.models.filter((m) => isHubId(m.source))) expect(e.notes, e.id).toMatch(/\d+(\.\d+)? [GM]B/);
   });
 
   it('lists embedding models and small browser models', () => {

@@ -18,7 +18,7 @@ export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const call = toChatCall(parseBody(chatRequestSchema, await readJson(c, deps)));
     const model = await resolveModel(deps.runtime, call.model, 'chat');
-    const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}) }];
+    const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
     charge.watch(set);

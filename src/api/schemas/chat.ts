@@ -44,6 +44,8 @@ export const chatRequestSchema = z.object({
   logprobs: z.boolean().nullish(),
   top_logprobs: z.int().min(0).max(c.MAX_LOGPROBS).nullish(),
   ...structuredFields,
+  /** vLLM's and SGLang's field: extra variables for the model's chat template. */
+  chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
 }).superRefine((b, ctx) => {
   if (b.top_logprobs != null && !b.logprobs) {
     ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: "'top_logprobs' needs 'logprobs' set to true." });
@@ -55,6 +57,7 @@ export type ChatRequestBody = z.output<typeof chatRequestSchema>;
 export interface ChatCall {
   model: string;
   messages: ChatMessage[];
+  templateKwargs?: Record<string, unknown>;
   sampling: SamplingParams;
   n: number;
   stream: boolean;
@@ -88,6 +91,7 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
   return {
     model: b.model,
     messages,
+    ...(b.chat_template_kwargs ? { templateKwargs: b.chat_template_kwargs } : {}),
     sampling,
     n: c.pick(b.n, 1),
     stream: b.stream === true,

@@ -10,6 +10,7 @@ import type { CatalogEntry, DownloadProgress, ModelState, ModelTask } from '../.
 import { explainErrno } from '../../front/node/system-errors.js';
 import { classifySource, checkId, entryFromFolder, entryFromHub, nodeFiles } from '../../ops/checkpoints.js';
 import { hubCacheDir } from '../../ops/model-ops.js';
+import { reportRows, verifyCheckpoint } from '../../ops/verify.js';
 import { applyOverlay, readOverlay, recordAdd, recordRedeploy, recordRemove, updateOverlay } from '../../ops/served-catalog.js';
 import type { AddModelRequest } from '../../types.js';
 import { upstreamEntry } from '../../upstream/entry.js';
@@ -44,6 +45,11 @@ export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy> [opt
         --price-in N --price-out N         USD per 1M input / output tokens (default 0)
       A hub repo id downloads into <data dir>/hub from HF_ENDPOINT (default: the public
       hub) with a progress bar per file; an interrupted download resumes when run again.
+  hearth models verify <folder | hub repo id> [--dtype D] [--device cpu|cuda] [--json]
+      Loads the checkpoint as the server would and runs it beside transformers.js on
+      the same file and device: prints the graph interface found, the dtype, decode
+      tokens/s, and whether greedy tokens and prompt lengths are equal for a few
+      prompts (exit 1 when they are not). A hub repo id downloads into <data dir>/hub.
   hearth models remove <svc/NAME>
   hearth models redeploy <svc/NAME> [--wait]
       Loads the model afresh; meanwhile it is "redeploying" and new requests get 503
@@ -76,8 +82,10 @@ export async function modelsCommand(args: string[], io: Io): Promise<number> {
       return remove(rest, io);
     case 'redeploy':
       return redeploy(rest, io);
+    case 'verify':
+      return verify(rest, io);
     default:
-      throw new UsageError(`models: unknown subcommand "${sub}" (expected list, add, remove or redeploy). Run "hearth models --help".`);
+      throw new UsageError(`models: unknown subcommand "${sub}" (expected list, add, remove, redeploy or verify). Run "hearth models --help".`);
   }
 }
 
@@ -397,4 +405,39 @@ async function list(args: string[], io: Io): Promise<number> {
     ),
   );
   return 0;
+}
+
+async function verify(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse('models verify', args, {
+    ...HELP_OPTION,
+    ...STORE_OPTIONS,
+    dtype: { type: 'string' },
+    device: { type: 'string' },
+    json: { type: 'boolean' },
+  }, true);
+  if (values.help) return io.out(MODELS_HELP), 0;
+  const from = positionals[0];
+  if (!from || positionals.length > 1) throw new UsageError('models verify: give one folder or hub repo id');
+  const device = values.device ?? 'cpu';
+  if (device !== 'cpu' && device !== 'cuda') throw new UsageError(`models verify: --device is cpu or cuda (got "${device}")`);
+  const src = classifySource(from);
+  let folder: string;
+  if (src.kind === 'folder') folder = src.folder;
+  else {
+    const bars = downloadBars();
+    try {
+      folder = await downloadModel({ cacheDir: hubCacheDir(dataDirOf(values)) }, { repo: src.repo, task: 'chat', dtype: values.dtype, onProgress: (p) => bars.update(p) });
+    } finally {
+      bars.stop();
+    }
+  }
+  let report;
+  try {
+    report = await verifyCheckpoint({ folder, dtype: values.dtype, device });
+  } catch (e) {
+    throw new CliError(`models verify: ${folder} cannot be served: ${(e as Error).message}`);
+  }
+  if (values.json) io.out(JSON.stringify(report, null, 2));
+  else io.out(formatTable(['check', 'result'], reportRows(report)));
+  return report.parity ? 0 : 1;
 }

@@ -1,7 +1,11 @@
 // KV caches in the transformers.js layout: per layer a key and a value tensor of
 // shape [batch, kv_heads, length, head_dim]. A batch of sequences with different
 // lengths is left-padded: row r's real entries sit at the right end, and the
-// attention mask hides the padding.
+// attention mask hides the padding. Arrays keep the model's own element type
+// (float32, or float16 held as Uint16Array): copies never widen them.
+
+import type { Tensor } from '../../backends/types.js';
+import { allocLike, type KvArray } from '../models/interface.js';
 
 export interface KvShape {
   layers: number;
@@ -12,14 +16,20 @@ export interface KvShape {
 /** One sequence's cache: 2 × layers arrays (key, value per layer) of [kv_heads, length, head_dim]. */
 export interface SeqKv {
   length: number;
-  data: Float32Array[];
+  data: KvArray[];
 }
 
-/** A left-padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim]. */
+/**
+ * A left-padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim]. On WebGPU
+ * the cache stays in GPU buffers (`device`, onnxruntime tensors fed back as the next
+ * step's past) while the batch is unchanged; `data` is then null until the model
+ * downloads it (CausalLM.toHost), which only joining, leaving and the prefix cache need.
+ */
 export interface BatchKv {
   width: number;
   pads: number[];
-  data: Float32Array[];
+  data: KvArray[] | null;
+  device?: Tensor[];
 }
 
 export function seqKvBytes(kv: SeqKv): number {
@@ -32,7 +42,7 @@ export function packBatch(shape: KvShape, seqs: SeqKv[]): BatchKv {
   const { kvHeads: H, headDim: D } = shape;
   const pads = seqs.map((s) => width - s.length);
   const data = Array.from({ length: shape.layers * 2 }, (_, t) => {
-    const out = new Float32Array(seqs.length * H * width * D);
+    const out = allocLike(seqs[0].data[t], seqs.length * H * width * D);
     seqs.forEach((s, r) => {
       const src = s.data[t];
       for (let h = 0; h < H; h++) {
@@ -48,8 +58,9 @@ export function packBatch(shape: KvShape, seqs: SeqKv[]): BatchKv {
 export function unpackRow(shape: KvShape, batch: BatchKv, r: number): SeqKv {
   const { kvHeads: H, headDim: D } = shape;
   const length = batch.width - batch.pads[r];
+  if (!batch.data) throw new Error('unpackRow: the batch cache is still on the device (CausalLM.toHost first)');
   const data = batch.data.map((src) => {
-    const out = new Float32Array(H * length * D);
+    const out = allocLike(src, H * length * D);
     for (let h = 0; h < H; h++) {
       const from = ((r * H + h) * batch.width + batch.pads[r]) * D;
       out.set(src.subarray(from, from + length * D), h * length * D);
@@ -64,7 +75,7 @@ export function slicePrefix(shape: KvShape, kv: SeqKv, length: number): SeqKv {
   if (length === kv.length) return kv;
   const { kvHeads: H, headDim: D } = shape;
   const data = kv.data.map((src) => {
-    const out = new Float32Array(H * length * D);
+    const out = allocLike(src, H * length * D);
     for (let h = 0; h < H; h++) out.set(src.subarray(h * kv.length * D, (h * kv.length + length) * D), h * length * D);
     return out;
   });

@@ -1,30 +1,27 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
-import { joinPath, onnxFileFor, readJson } from './files.js';
+import { createModelSession, joinPath, readJson } from './files.js';
+import { emptyKv, readDecoderInterface, toFloat32, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 
-interface LlmConfig {
-  num_hidden_layers: number;
-  num_attention_heads: number;
-  num_key_value_heads?: number;
-  hidden_size: number;
-  head_dim?: number;
+interface LlmConfig extends DecoderConfig {
+  num_hidden_layers?: number;
   vocab_size: number;
   eos_token_id?: number | number[];
 }
 
 /**
  * A decoder-only model exported the way transformers.js expects (input_ids,
- * attention_mask, position_ids, past_key_values.N.key|value → logits, present.N.*).
- * It only runs the graph; sequences, sampling and scheduling live elsewhere.
+ * attention_mask, past_key_values.N.key|value, and position_ids, num_logits_to_keep,
+ * use_cache_branch where the graph has them → logits, present.N.*). What it feeds,
+ * and in which types, comes from the session (interface.ts). It only runs the
+ * graph; sequences, sampling and scheduling live elsewhere.
  */
 export class CausalLM {
   private constructor(
     private readonly backend: Backend,
     private readonly session: InferenceSession,
-    readonly layers: number,
-    readonly kvHeads: number,
-    readonly headDim: number,
+    readonly io: DecoderInterface,
     readonly vocabSize: number,
     readonly eosIds: number[],
   ) {}
@@ -34,20 +31,24 @@ export class CausalLM {
     if (!config) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
     const eos = gen?.eos_token_id ?? config.eos_token_id ?? [];
-    const session = await backend.createSession(joinPath(folder, onnxFileFor(entry, backend.device)));
-    return new CausalLM(
-      backend,
-      session,
-      config.num_hidden_layers,
-      config.num_key_value_heads ?? config.num_attention_heads,
-      config.head_dim ?? config.hidden_size / config.num_attention_heads,
-      config.vocab_size,
-      Array.isArray(eos) ? eos : [eos],
-    );
+    // The present.* outputs (named from the config, as transformers.js's getCacheNames does) may stay on the device.
+    const presents = Array.from({ length: config.num_hidden_layers ?? 0 }, (_, i) => [`present.${i}.key`, `present.${i}.value`]).flat();
+    const session = await createModelSession(backend, folder, entry, presents);
+    let io: DecoderInterface;
+    try {
+      io = readDecoderInterface(session, config);
+    } catch (e) {
+      await session.release();
+      throw e;
+    }
+    return new CausalLM(backend, session, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
   }
 
+  /** KV caches read back from the device (GPU → CPU), for tests and stats: only batch changes need them. */
+  downloads = 0;
+
   get kvShape(): KvShape {
-    return { layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim };
+    return { layers: this.io.layers, kvHeads: this.io.kvHeads, headDim: this.io.headDim };
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
@@ -60,9 +61,11 @@ export class CausalLM {
       pastLen,
       past?.data ?? null,
     );
-    const vocab = out.logits.dims[2];
-    const logits = (out.logits.data as Float32Array).slice((tokens.length - 1) * vocab, tokens.length * vocab);
-    return { logits, kv: { length: pastLen + tokens.length, data: out.kv } };
+    const [, rows, vocab] = out.logits.dims;
+    // With num_logits_to_keep only the last position comes back.
+    const logits = toFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
+    // A prefilled sequence is packed into the batch on the CPU when it joins.
+    return { logits, kv: { length: pastLen + tokens.length, data: await this.hostData(out.kv) } };
   }
 
   /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
@@ -75,12 +78,15 @@ export class CausalLM {
       pads.map((pad) => [width - pad]),
       mask,
       width,
-      batch.data,
+      batch.device ?? batch.data,
     );
+    for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const vocab = out.logits.dims[2];
-    const data = out.logits.data as Float32Array;
-    const logits = tokens.map((_, r) => data.subarray(r * vocab, (r + 1) * vocab));
-    return { logits, kv: { width: width + 1, pads, data: out.kv } };
+    const all = toFloat32(out.logits, 0, tokens.length * vocab);
+    const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
+    const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
+    const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data: out.kv.map((t) => t.data as KvArray) };
+    return { logits, kv };
   }
 
   private async run(
@@ -88,27 +94,62 @@ export class CausalLM {
     positions: number[][],
     mask: BigInt64Array,
     pastLen: number,
-    past: Float32Array[] | null,
-  ): Promise<{ logits: Tensor; kv: Float32Array[] }> {
+    past: KvArray[] | Tensor[] | null,
+  ): Promise<{ logits: Tensor; kv: Tensor[] }> {
     const { Tensor } = this.backend;
+    const io = this.io;
     const rows = ids.length;
     const len = ids[0].length;
     const feeds: Record<string, Tensor> = {
       input_ids: new Tensor('int64', BigInt64Array.from(ids.flat(), BigInt), [rows, len]),
       attention_mask: new Tensor('int64', mask, [rows, pastLen + len]),
-      position_ids: new Tensor('int64', BigInt64Array.from(positions.flat(), BigInt), [rows, len]),
     };
-    const kvDims = [rows, this.kvHeads, pastLen, this.headDim];
-    for (let i = 0; i < this.layers; i++) {
-      feeds[`past_key_values.${i}.key`] = new Tensor('float32', past?.[2 * i] ?? new Float32Array(0), kvDims);
-      feeds[`past_key_values.${i}.value`] = new Tensor('float32', past?.[2 * i + 1] ?? new Float32Array(0), kvDims);
+    if (io.positionIds) {
+      const start = BigInt(io.positionStart);
+      feeds.position_ids = new Tensor('int64', BigInt64Array.from(positions.flat(), (p) => BigInt(p) + start), [rows, len]);
+    }
+    if (io.numLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(1n), []);
+    if (io.useCacheBranch) feeds.use_cache_branch = new Tensor('bool', Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
+    const kvDims = [rows, io.kvHeads, pastLen, io.headDim];
+    const empty = emptyKv(io.kvType);
+    const pastTensor = (x: KvArray | Tensor | undefined): Tensor =>
+      x === undefined || ArrayBuffer.isView(x) ? new Tensor(io.kvType, x ?? empty, kvDims) : x;
+    for (let i = 0; i < io.layers; i++) {
+      feeds[`past_key_values.${i}.key`] = pastTensor(past?.[2 * i]);
+      feeds[`past_key_values.${i}.value`] = pastTensor(past?.[2 * i + 1]);
     }
     const out = await this.session.run(feeds);
-    const kv: Float32Array[] = [];
-    for (let i = 0; i < this.layers; i++) {
-      kv.push(out[`present.${i}.key`].data as Float32Array, out[`present.${i}.value`].data as Float32Array);
-    }
+    const kv: Tensor[] = [];
+    for (let i = 0; i < io.layers; i++) kv.push(out[`present.${i}.key`], out[`present.${i}.value`]);
     return { logits: out.logits, kv };
+  }
+
+  /** The arrays of present.* tensors, read back (and their GPU buffers released) where they are on the device. */
+  private async hostData(tensors: Tensor[]): Promise<KvArray[]> {
+    if (!tensors.some((t) => t.location === 'gpu-buffer')) return tensors.map((t) => t.data as KvArray);
+    this.downloads++;
+    return Promise.all(tensors.map((t) => t.getData(true) as Promise<KvArray>));
+  }
+
+  /** Brings a batch cache kept on the device into `data`, for repacking or the prefix cache. */
+  async toHost(batch: BatchKv): Promise<void> {
+    if (batch.data || !batch.device) return;
+    batch.data = await this.hostData(batch.device);
+    batch.device = undefined;
+  }
+
+  /** Frees a batch cache's device buffers (a batch that is dropped without being read). */
+  release(batch: BatchKv | null): void {
+    for (const t of batch?.device ?? []) t.dispose();
+  }
+
+  /**
+   * A one-token prefill and one decode step through the real feeds, so that a graph
+   * Hearth cannot run fails at load with onnxruntime's message.
+   */
+  async warmUp(token = 0): Promise<void> {
+    const { kv } = await this.prefill([token], null);
+    this.release((await this.decode([token], { width: kv.length, pads: [0], data: kv.data })).kv);
   }
 
   async dispose(): Promise<void> {

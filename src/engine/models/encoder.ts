@@ -1,6 +1,7 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { CatalogEntry } from '../protocol.js';
-import { joinPath, onnxFileFor } from './files.js';
+import { createModelSession } from './files.js';
+import { toFloat32 } from './interface.js';
 
 /**
  * A BERT-style encoder (input_ids, attention_mask, token_type_ids → last_hidden_state)
@@ -14,7 +15,7 @@ export class Encoder {
   ) {}
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<Encoder> {
-    return new Encoder(backend, await backend.createSession(joinPath(folder, onnxFileFor(entry, backend.device))));
+    return new Encoder(backend, await createModelSession(backend, folder, entry));
   }
 
   async embed(batch: number[][]): Promise<Float32Array[]> {
@@ -39,7 +40,7 @@ export class Encoder {
     const out = await this.session.run(feeds);
     const hidden = out.last_hidden_state ?? out[this.session.outputNames[0]];
     const dim = hidden.dims[2];
-    const data = hidden.data as Float32Array;
+    const data = toFloat32(hidden, 0, hidden.dims.reduce((a, b) => a * b, 1));
     return batch.map((seq, b) => {
       const v = new Float32Array(dim);
       for (let i = 0; i < seq.length; i++) {

@@ -1,4 +1,4 @@
-import type { Backend } from '../../backends/types.js';
+import type { Backend, InferenceSession } from '../../backends/types.js';
 import type { CatalogEntry } from '../protocol.js';
 
 /** transformers.js's file naming: onnx/model{suffix}.onnx per dtype. */
@@ -13,14 +13,79 @@ const DTYPE_SUFFIX: Record<string, string> = {
   bnb4: '_bnb4',
 };
 
-export function onnxFileFor(entry: CatalogEntry, device: string): string {
-  const dtype = entry.dtype?.[device as keyof NonNullable<CatalogEntry['dtype']>] ?? 'fp32';
+/** The dtype `entry` asks for on `device` (devices it does not name use fp32). */
+export function dtypeFor(entry: Pick<CatalogEntry, 'id' | 'dtype'>, device: string): string {
+  return entry.dtype?.[device as keyof NonNullable<CatalogEntry['dtype']>] ?? 'fp32';
+}
+
+export function onnxFileFor(entry: Pick<CatalogEntry, 'id' | 'dtype'>, device: string): string {
+  return onnxFileForDtype(dtypeFor(entry, device), entry.id);
+}
+
+export function onnxFileForDtype(dtype: string, id = 'the model'): string {
   const suffix = DTYPE_SUFFIX[dtype];
-  if (suffix === undefined) throw new Error(`unknown dtype "${dtype}" for ${entry.id}`);
+  if (suffix === undefined) throw new Error(`unknown dtype "${dtype}" for ${id} (known: ${Object.keys(DTYPE_SUFFIX).join(', ')})`);
   return `onnx/model${suffix}.onnx`;
 }
 
-export async function readJson<T>(backend: Backend, path: string): Promise<T | undefined> {
+/** The dtypes whose ONNX file a folder holds. */
+export async function dtypesIn(fs: FileReader, folder: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const [dtype, suffix] of Object.entries(DTYPE_SUFFIX)) {
+    if (await fs.exists(joinPath(folder, `onnx/model${suffix}.onnx`))) found.push(dtype);
+  }
+  return found;
+}
+
+/** Most external data chunks looked for (transformers.js's MAX_EXTERNAL_DATA_CHUNKS). */
+const MAX_DATA_CHUNKS = 100;
+
+/**
+ * The external data files of an ONNX file, as transformers.js names them:
+ * `model.onnx_data`, then `model.onnx_data_1`, `_2`, … (files over 2 GB are split).
+ * The count comes from config.json's `transformers.js_config.use_external_data_format`
+ * when it is given, else from the files present.
+ */
+export async function externalDataFiles(fs: FileReader, folder: string, onnxFile: string): Promise<string[]> {
+  const config = await readJson<{ 'transformers.js_config'?: { use_external_data_format?: unknown } }>(fs, joinPath(folder, 'config.json'));
+  const declared = chunkCount(config?.['transformers.js_config']?.use_external_data_format, onnxFile);
+  const names: string[] = [];
+  for (let i = 0; i < (declared ?? MAX_DATA_CHUNKS); i++) {
+    const name = `${onnxFile}_data${i === 0 ? '' : `_${i}`}`;
+    if (declared === undefined && !(await fs.exists(joinPath(folder, name)))) break;
+    names.push(name);
+  }
+  return names;
+}
+
+/** transformers.js's resolveExternalDataFormat: a count, a boolean, or a count per file name. */
+function chunkCount(format: unknown, onnxFile: string): number | undefined {
+  if (format === undefined || format === null) return undefined;
+  if (typeof format === 'object') {
+    const base = onnxFile.split('/').pop()!;
+    const byName = format as Record<string, unknown>;
+    const v = byName[base] ?? byName[base.replace(/\.onnx$/, '')];
+    return v === undefined ? undefined : Number(v);
+  }
+  return Number(format);
+}
+
+/**
+ * Opens the session of the ONNX file `entry` names for the backend's device, with its
+ * external data. A dtype the folder lacks is an error listing those it has.
+ */
+export async function createModelSession(backend: Backend, folder: string, entry: CatalogEntry, deviceOutputs?: string[]): Promise<InferenceSession> {
+  const wanted = dtypeFor(entry, backend.device);
+  const file = onnxFileForDtype(wanted, entry.id);
+  if (!(await backend.exists(joinPath(folder, file)))) {
+    const have = await dtypesIn(backend, folder);
+    throw new Error(`${entry.id}: dtype "${wanted}" (${file}) is not in ${folder}; it has: ${have.join(', ') || 'no onnx/model*.onnx'}`);
+  }
+  const data = await externalDataFiles(backend, folder, file);
+  return backend.createSession(joinPath(folder, file), data.map((d) => joinPath(folder, d)), deviceOutputs);
+}
+
+export async function readJson<T>(backend: FileReader, path: string): Promise<T | undefined> {
   if (!(await backend.exists(path))) return undefined;
   return JSON.parse(await backend.readText(path)) as T;
 }
@@ -30,7 +95,7 @@ export function joinPath(folder: string, file: string): string {
 }
 
 /** Decoder-only architectures the engine runs (transformers.js-style ONNX export with a KV cache). */
-export const DECODER_TYPES = ['llama', 'mistral', 'qwen2', 'qwen3', 'phi3', 'granite', 'smollm3', 'olmo2'] as const;
+export const DECODER_TYPES = ['llama', 'mistral', 'qwen2', 'qwen3', 'phi3', 'gemma', 'gemma2', 'gemma3_text', 'granite', 'smollm3', 'olmo2'] as const;
 /** Encoders whose mean-pooled hidden state is served as embeddings. */
 export const ENCODER_TYPES = ['bert', 'nomic_bert', 'roberta', 'xlm-roberta', 'mpnet', 'modernbert', 'new'] as const;
 
@@ -125,8 +190,12 @@ export async function validateCheckpoint(
   const candidates = opts.onnxFiles ?? Object.values(DTYPE_SUFFIX).map((s) => `onnx/model${s}.onnx`);
   const present: string[] = [];
   for (const f of wanted ? [wanted] : candidates) if (await fs.exists(joinPath(folder, f))) present.push(f);
-  if (wanted && !present.length) problems.push(`${wanted} is missing (the dtype for ${opts.device ?? 'cpu'})`);
-  else if (!present.length) problems.push('no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx');
+  if (wanted && !present.length) {
+    const have = await dtypesIn(fs, folder);
+    problems.push(
+      `${wanted} is missing (dtype "${dtypeFor(opts.entry!, opts.device ?? 'cpu')}" for ${opts.device ?? 'cpu'}); the folder has dtypes: ${have.join(', ') || 'none'}`,
+    );
+  } else if (!present.length) problems.push('no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx');
   if (problems.length) throw new CheckpointError(folder, problems);
 
   let task: CheckpointInfo['task'] = isEncoder ? 'embedding' : 'completion';

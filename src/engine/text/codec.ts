@@ -9,20 +9,22 @@ import { templateTakesTools, withFallbackTools } from './tool-prompt.js';
  * splits a UTF-8 character across two deltas.
  */
 export class TextCodec {
-  private readonly bytes: Uint8Array[] = [];
+  /** Each token's raw bytes, worked out on first use (real vocabularies hold 100k to 260k tokens). */
+  private readonly bytes = new Map<number, Uint8Array>();
+  private readonly pieces: string[] = [];
+  private readonly added = new Map<number, string>();
   private readonly special = new Set<number>();
+  private readonly pieceKind: 'byte-level' | 'metaspace' | 'decode';
 
   private constructor(readonly tokenizer: PreTrainedTokenizer) {
     const json = (tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
-    const byteLevel = usesByteLevel(json.decoder);
+    this.pieceKind = usesByteLevel(json.decoder) ? 'byte-level' : usesMetaspace(json.decoder) ? 'metaspace' : 'decode';
     const vocab = tokenizer.get_vocab() as Map<string, number> | Record<string, number>;
-    const entries = vocab instanceof Map ? [...vocab] : Object.entries(vocab);
-    for (const [token, id] of entries) {
-      this.bytes[id] = byteLevel ? byteLevelTokenBytes(token) : new TextEncoder().encode(tokenizer.decode([id]));
-    }
+    for (const [token, id] of vocab instanceof Map ? vocab : Object.entries(vocab)) this.pieces[id] = token;
     for (const t of json.added_tokens ?? []) {
       if (t.special) this.special.add(t.id);
-      this.bytes[t.id] = new TextEncoder().encode(t.content);
+      this.added.set(t.id, t.content);
+      this.pieces[t.id] ??= t.content;
     }
   }
 
@@ -33,13 +35,18 @@ export class TextCodec {
   }
 
   get vocabSize(): number {
-    return this.bytes.length;
+    return this.pieces.length;
   }
 
-  renderChat(messages: ChatMessage[], tools?: ToolDefinition[]): string {
+  /**
+   * Tools go to a template that takes them, or into a fallback system prompt; `kwargs`
+   * become template variables, as transformers.js's `apply_chat_template` passes its extra options.
+   */
+  renderChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs: Record<string, unknown> = {}): string {
     const template = (this.tokenizer as unknown as { chat_template?: unknown }).chat_template;
     const native = templateTakesTools(typeof template === 'string' ? template : JSON.stringify(template));
     return this.tokenizer.apply_chat_template((native ? messages : withFallbackTools(messages, tools)) as never, {
+      ...templateVariables(kwargs),
       tokenize: false,
       add_generation_prompt: true,
       ...(native && tools?.length ? { tools: tools as never } : {}),
@@ -47,8 +54,8 @@ export class TextCodec {
   }
 
   /** The chat template already wrote any special tokens it wants, so none are added here. */
-  encodeChat(messages: ChatMessage[], tools?: ToolDefinition[]): { ids: number[]; text: string } {
-    const text = this.renderChat(messages, tools);
+  encodeChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs?: Record<string, unknown>): { ids: number[]; text: string } {
+    const text = this.renderChat(messages, tools, kwargs);
     return { ids: this.tokenizer.encode(text, { add_special_tokens: false }), text };
   }
 
@@ -65,7 +72,27 @@ export class TextCodec {
   }
 
   tokenBytes(id: number): Uint8Array {
-    return this.bytes[id] ?? new Uint8Array();
+    let b = this.bytes.get(id);
+    if (!b) this.bytes.set(id, (b = this.computeBytes(id)));
+    return b;
+  }
+
+  /**
+   * From the vocabulary string: GPT-2 byte-level characters, SentencePiece byte-fallback
+   * pieces (`<0xE2>`, one raw byte each, so split UTF-8 streams whole) and `▁` for a space;
+   * other decoders decode the token alone.
+   */
+  private computeBytes(id: number): Uint8Array {
+    const piece = this.pieces[id];
+    if (piece === undefined) return new Uint8Array();
+    const added = this.added.get(id);
+    // Added tokens are not byte-level encoded; the non-special ones still go through the decoder (Gemma's "▁▁").
+    if (added !== undefined && (this.special.has(id) || this.pieceKind !== 'metaspace')) return new TextEncoder().encode(added);
+    if (this.pieceKind === 'byte-level') return byteLevelTokenBytes(piece);
+    const byte = /^<0x([0-9A-Fa-f]{2})>$/.exec(piece);
+    if (byte) return Uint8Array.of(parseInt(byte[1]!, 16));
+    if (this.pieceKind === 'metaspace') return new TextEncoder().encode(piece.replaceAll('\u2581', ' '));
+    return new TextEncoder().encode(this.tokenizer.decode([id]));
   }
 
   /** The token's text as a client sees it in logprobs (a split UTF-8 char shows as U+FFFD). */
@@ -94,12 +121,33 @@ export class StreamDecoder {
 }
 
 interface TokenizerJson {
-  decoder?: { type: string; decoders?: { type: string }[] } | null;
+  decoder?: Decoder | null;
   added_tokens?: { id: number; content: string; special: boolean }[];
+}
+
+interface Decoder {
+  type: string;
+  decoders?: Decoder[];
+  pattern?: { String?: string };
+}
+
+/** SentencePiece-style decoders: Metaspace, or a Replace of ▁ by a space (Llama 2, Gemma). */
+function usesMetaspace(decoder: TokenizerJson['decoder']): boolean {
+  if (!decoder) return false;
+  if (decoder.type === 'Metaspace') return true;
+  if (decoder.type === 'Replace') return decoder.pattern?.String === '\u2581';
+  return decoder.type === 'Sequence' && (decoder.decoders ?? []).some((d) => usesMetaspace(d));
 }
 
 function usesByteLevel(decoder: TokenizerJson['decoder']): boolean {
   if (!decoder) return false;
   if (decoder.type === 'ByteLevel') return true;
   return decoder.type === 'Sequence' && (decoder.decoders ?? []).some((d) => d.type === 'ByteLevel');
+}
+
+/** apply_chat_template's own options: a request's template variables must not set them. */
+const TEMPLATE_OPTIONS = new Set(['chat_template', 'tools', 'documents', 'tokenize', 'padding', 'truncation', 'max_length', 'return_tensor', 'return_dict', 'tokenizer_kwargs', 'add_generation_prompt', 'messages']);
+
+function templateVariables(kwargs: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(kwargs).filter(([k]) => !TEMPLATE_OPTIONS.has(k)));
 }

@@ -1,0 +1,116 @@
+import type { InferenceSession, Tensor } from '../../backends/types.js';
+
+/** KV element types real exports use: fp32 exports, and fp16 / q4f16 ones. */
+export type KvType = 'float32' | 'float16';
+/** A KV tensor's data in its own type (onnxruntime holds float16 as Uint16Array, or Float16Array where the runtime has it). */
+export type KvArray = Float32Array | Uint16Array;
+
+/**
+ * What a decoder graph takes and gives, read from the session as transformers.js's
+ * `decoder_forward` does: only the inputs the graph declares are fed, each in its type.
+ */
+export interface DecoderInterface {
+  layers: number;
+  kvHeads: number;
+  headDim: number;
+  kvType: KvType;
+  logitsType: KvType;
+  /** Fed only when the graph declares it. */
+  positionIds: boolean;
+  /** transformers.js starts Gemma 3's positions at 1 (`create_position_ids`' start_index). */
+  positionStart: number;
+  /** Fed as 1 so that only the last position's logits come back. */
+  numLogitsToKeep: boolean;
+  /** Merged decoders: true once a past is fed. */
+  useCacheBranch: boolean;
+}
+
+const FLOAT_TYPES = new Set<string>(['float32', 'float16']);
+
+/** Model types whose position ids start at 1 in transformers.js. */
+const POSITIONS_FROM_ONE = new Set(['paligemma', 'gemma3_text', 'gemma3']);
+
+/** The config.json fields the interface falls back on where the graph's shapes are symbolic. */
+export interface DecoderConfig {
+  model_type?: string;
+  num_attention_heads: number;
+  num_key_value_heads?: number;
+  hidden_size: number;
+  head_dim?: number;
+}
+
+/** Reads a decoder's interface; throws naming what the graph lacks when it is not one Hearth can feed. */
+export function readDecoderInterface(session: InferenceSession, config: DecoderConfig): DecoderInterface {
+  const inputs = new Map(session.inputMetadata.map((m) => [m.name, m]));
+  const outputs = new Map(session.outputMetadata.map((m) => [m.name, m]));
+  const problems: string[] = [];
+  for (const name of ['input_ids', 'attention_mask']) if (!inputs.has(name)) problems.push(`no input "${name}"`);
+  if (!outputs.has('logits')) problems.push('no output "logits"');
+  const layers = [...inputs.keys()].filter((n) => /^past_key_values\.\d+\.key$/.test(n)).length;
+  if (layers === 0) problems.push('no past_key_values.N.key inputs (an export without a KV cache)');
+  for (const name of inputs.keys()) {
+    if (!KNOWN_INPUT.test(name)) problems.push(`an input Hearth does not know how to feed: "${name}"`);
+  }
+  if (problems.length) {
+    throw new Error(`the ONNX graph is not a decoder Hearth can feed: ${problems.join('; ')} (inputs: ${[...inputs.keys()].join(', ')})`);
+  }
+  const past = tensorMeta(inputs.get('past_key_values.0.key')!);
+  const kvType = floatType(past.type, 'past_key_values.0.key');
+  const logitsType = floatType(tensorMeta(outputs.get('logits')!).type, 'logits');
+  // [batch, kv_heads, past_len, head_dim]: fixed numbers in real exports, else the config's.
+  const [, heads, , dim] = past.shape;
+  return {
+    layers,
+    kvHeads: typeof heads === 'number' ? heads : (config.num_key_value_heads ?? config.num_attention_heads),
+    headDim: typeof dim === 'number' ? dim : (config.head_dim ?? config.hidden_size / config.num_attention_heads),
+    kvType,
+    logitsType,
+    positionIds: inputs.has('position_ids'),
+    positionStart: POSITIONS_FROM_ONE.has(config.model_type ?? '') ? 1 : 0,
+    numLogitsToKeep: inputs.has('num_logits_to_keep'),
+    useCacheBranch: inputs.has('use_cache_branch'),
+  };
+}
+
+const KNOWN_INPUT = /^(input_ids|attention_mask|position_ids|num_logits_to_keep|use_cache_branch|past_key_values\.\d+\.(key|value))$/;
+
+function tensorMeta(m: InferenceSession.ValueMetadata): { type: string; shape: readonly (number | string)[] } {
+  return m.isTensor ? m : { type: 'unknown', shape: [] };
+}
+
+function floatType(type: string, name: string): KvType {
+  if (!FLOAT_TYPES.has(type)) throw new Error(`"${name}" has element type ${type}; Hearth feeds float32 or float16`);
+  return type as KvType;
+}
+
+/** An empty array of the KV type (the past of a first step). */
+export function emptyKv(type: KvType): KvArray {
+  return type === 'float16' ? new Uint16Array(0) : new Float32Array(0);
+}
+
+/** A new zeroed array of the same type as `like`: KV is copied in its own type, never widened. */
+export function allocLike(like: KvArray, length: number): KvArray {
+  return new (like.constructor as new (n: number) => KvArray)(length);
+}
+
+/** Logits (or hidden states) as float32: float16 ones are converted once, here. */
+export function toFloat32(t: Tensor, from: number, to: number): Float32Array {
+  const data = t.data as Float32Array | Uint16Array;
+  if (data instanceof Float32Array) return data.subarray(from, to);
+  if (data instanceof Uint16Array) {
+    const out = new Float32Array(to - from);
+    for (let i = from; i < to; i++) out[i - from] = halfToFloat(data[i]);
+    return out;
+  }
+  return Float32Array.from((data as Uint16Array).subarray(from, to) as ArrayLike<number>); // a Float16Array
+}
+
+/** IEEE 754 binary16 bits → number. */
+export function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+}

@@ -1,0 +1,136 @@
+// `hearth models verify`: loads a checkpoint the way the engine serves it and checks
+// it against transformers.js on the same folder, file and device: greedy tokens and
+// prompt length for a few prompts, plus decode speed. Node only.
+import { AutoModelForCausalLM, Tensor } from '@huggingface/transformers';
+import { nodeBackend } from '../backends/node.js';
+import { dtypeFor, onnxFileForDtype, readJson, joinPath } from '../engine/models/files.js';
+import { CausalLM } from '../engine/models/causal-lm.js';
+import { checkFit, estimateFit, size, type FitEstimate } from '../engine/models/fit.js';
+import type { DecoderInterface } from '../engine/models/interface.js';
+import type { CatalogEntry, ChatMessage, Device, GenerateRequest, SamplingParams } from '../engine/protocol.js';
+import { Scheduler } from '../engine/scheduler.js';
+import { Sequence } from '../engine/sequence.js';
+import { TextCodec } from '../engine/text/codec.js';
+
+export const VERIFY_PROMPTS: ChatMessage[][] = [
+  [{ role: 'user', content: 'What is the capital of France?' }],
+  [{ role: 'system', content: 'You answer in one sentence.' }, { role: 'user', content: 'Why is the sky blue?' }],
+  [{ role: 'user', content: 'Write a haiku about the sea.' }],
+];
+
+export interface VerifyOptions {
+  folder: string;
+  dtype?: string;
+  device?: Device;
+  /** Greedy tokens compared per prompt. */
+  maxTokens?: number;
+}
+
+export interface PromptCheck {
+  prompt: string;
+  promptTokens: { hearth: number; reference: number };
+  tokens: { hearth: number[]; reference: number[] };
+  equal: boolean;
+}
+
+export interface VerifyReport {
+  dtype: string;
+  device: Device;
+  file: string;
+  io: DecoderInterface;
+  fit: FitEstimate | undefined;
+  /** The context the KV estimate is for. */
+  contextLength: number;
+  tokensPerSecond: number;
+  prompts: PromptCheck[];
+  parity: boolean;
+}
+
+const greedy = (max: number, ignoreEos = false): SamplingParams => ({
+  max_tokens: max, temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
+  stop: [], stop_token_ids: [], ignore_eos: ignoreEos, logprobs: -1,
+});
+
+export async function verifyCheckpoint(opts: VerifyOptions): Promise<VerifyReport> {
+  const device = opts.device ?? 'cpu';
+  const backend = nodeBackend(device);
+  const config = (await readJson<{ max_position_embeddings?: number }>(backend, joinPath(opts.folder, 'config.json'))) ?? {};
+  const entry: CatalogEntry = {
+    id: 'svc/verify', task: 'chat', class: '?', context_length: Math.min(config.max_position_embeddings ?? 4096, 4096),
+    source: opts.folder, ...(opts.dtype ? { dtype: { [device]: opts.dtype } } : {}), price: { input_per_1m: 0, output_per_1m: 0 },
+  };
+  const dtype = dtypeFor(entry, device);
+  const fit = await estimateFit(backend, opts.folder, entry);
+  if (fit && backend.budget) checkFit(entry.id, fit, await backend.budget());
+  const codec = await TextCodec.load(opts.folder, { localOnly: true });
+  const lm = await CausalLM.load(backend, opts.folder, entry);
+  const max = opts.maxTokens ?? 16;
+  const prompts: PromptCheck[] = [];
+  let tokensPerSecond = 0;
+  try {
+    await lm.warmUp();
+    const scheduler = new Scheduler(lm);
+    let n = 0;
+    const generate = (messages: ChatMessage[], sampling: SamplingParams) => {
+      const { ids, text } = codec.encodeChat(messages);
+      const req: GenerateRequest = { id: `v${n++}`, model: entry.id, prompt: { messages }, sampling };
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: entry.context_length }, () => undefined);
+      scheduler.submit(seq);
+      return seq.result;
+    };
+    const t0 = performance.now();
+    const timed = await generate(VERIFY_PROMPTS[0]!, greedy(32, true));
+    tokensPerSecond = timed.completion_tokens / ((performance.now() - t0) / 1000);
+
+    const reference = await AutoModelForCausalLM.from_pretrained(opts.folder, { dtype: dtype as never, device: device as never, local_files_only: true });
+    try {
+      for (const messages of VERIFY_PROMPTS) {
+        const ours = await generate(messages, greedy(max));
+        const ids = (codec.tokenizer.apply_chat_template(messages as never, { add_generation_prompt: true, return_dict: false, return_tensor: false }) as number[]).map(Number);
+        const out = (await reference.generate({
+          input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
+          attention_mask: new Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]),
+          max_new_tokens: max,
+          do_sample: false,
+        } as never)) as { data: BigInt64Array };
+        const theirs = Array.from(out.data.slice(ids.length), Number);
+        prompts.push({
+          prompt: messages.at(-1)!.content,
+          promptTokens: { hearth: ours.prompt_tokens, reference: ids.length },
+          tokens: { hearth: ours.token_ids, reference: theirs },
+          equal: ours.prompt_tokens === ids.length && ours.token_ids.join() === theirs.join(),
+        });
+      }
+    } finally {
+      await reference.dispose();
+    }
+  } finally {
+    await lm.dispose();
+  }
+  return {
+    dtype, device, file: onnxFileForDtype(dtype), io: lm.io, fit, contextLength: entry.context_length, tokensPerSecond, prompts,
+    parity: prompts.every((p) => p.equal),
+  };
+}
+
+/** The report as rows of (check, result) for a table. */
+export function reportRows(r: VerifyReport): [string, string][] {
+  const io = r.io;
+  const rows: [string, string][] = [
+    ['interface', `${io.layers} layers, KV ${io.kvType} [${io.kvHeads} heads × ${io.headDim}], logits ${io.logitsType}` +
+      `; position_ids ${io.positionIds ? `from ${io.positionStart}` : 'absent'}; num_logits_to_keep ${io.numLogitsToKeep ? 'fed' : 'absent'}` +
+      `; use_cache_branch ${io.useCacheBranch ? 'fed' : 'absent'}`],
+    ['dtype', `${r.dtype} (${r.file})`],
+    ['device', r.device],
+  ];
+  if (r.fit) rows.push(['size', `${size(r.fit.weightsBytes)} of weights; KV ${size(r.fit.kvBytes)} for ${r.contextLength} tokens`]);
+  rows.push(['tokens/s', `${r.tokensPerSecond.toFixed(1)} (one stream, 32 greedy tokens)`]);
+  for (const p of r.prompts) {
+    const what = p.equal
+      ? `equal (${p.tokens.hearth.length} tokens, ${p.promptTokens.hearth} prompt tokens)`
+      : `DIFFERENT: prompt tokens ${p.promptTokens.hearth} vs ${p.promptTokens.reference}; tokens ${p.tokens.hearth.join(',')} vs ${p.tokens.reference.join(',')}`;
+    rows.push([`parity "${p.prompt.slice(0, 24)}"`, what]);
+  }
+  rows.push(['parity', r.parity ? 'PASS: greedy tokens and prompt length equal transformers.js' : 'FAIL']);
+  return rows;
+}

@@ -1,0 +1,58 @@
+// `hearth models verify` as a real subprocess on the export fixtures: the table of what
+// it found, and parity with transformers.js decided by running both.
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportFixtures } from '../helpers/exports.js';
+import { startMirror, type Mirror } from '../hub/mirror.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const MAIN = path.join(ROOT, 'src/cli/main.ts');
+let dir: string;
+
+function hearth(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, timeout: 120_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return reject(err);
+      resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+let mirror: Mirror;
+
+beforeAll(async () => {
+  dir = await exportFixtures();
+  mirror = await startMirror(dir);
+}, 120_000);
+afterAll(() => mirror?.close());
+
+describe('hearth models verify', () => {
+  it('prints the interface, dtype, tokens/s and a passing parity for a q4f16 export without position_ids', async () => {
+    const r = await hearth(['models', 'verify', path.join(dir, 'qwen3-export'), '--dtype', 'q4f16']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/interface\s+2 layers, KV float16 \[1 heads × 8\], logits float16; position_ids absent; num_logits_to_keep fed/);
+    expect(r.stdout).toMatch(/dtype\s+q4f16 \(onnx\/model_q4f16\.onnx\)/);
+    expect(r.stdout).toMatch(/tokens\/s\s+\d+(\.\d)?/);
+    expect(r.stdout.match(/parity "[^"]*"\s+equal/g)).toHaveLength(3);
+    expect(r.stdout).toMatch(/parity\s+PASS/);
+  }, 120_000);
+
+  it('fails with the dtypes the folder has when asked for one it lacks', async () => {
+    const r = await hearth(['models', 'verify', path.join(dir, 'gemma3-export'), '--dtype', 'q4']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('dtype "q4" (onnx/model_q4.onnx) is not in');
+    expect(r.stderr).toContain('it has: fp32, fp16');
+  }, 120_000);
+
+  it('downloads a hub repo id (from HF_ENDPOINT) into the data dir first, then verifies it', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'hearth-verify-'));
+    const r = await hearth(['models', 'verify', 'test-org/llama3-export', '--dtype', 'q4', '--data-dir', dataDir], { HF_ENDPOINT: mirror.url });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/dtype\s+q4 \(onnx\/model_q4\.onnx\)/);
+    expect(r.stdout).toMatch(/parity\s+PASS/);
+    expect(mirror.log.some((l) => l.path === '/test-org/llama3-export/resolve/main/onnx/model_q4.onnx')).toBe(true);
+  }, 120_000);
+});

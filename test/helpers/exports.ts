@@ -1,0 +1,64 @@
+// The export-faithful fixtures (real tokenizers, real export interfaces) and
+// transformers.js as the reference they are checked against.
+import { AutoModelForCausalLM, AutoTokenizer, Tensor, env, type PreTrainedTokenizer } from '@huggingface/transformers';
+import { FIXTURES_DIR, writeFixtures } from '../../models/index.js';
+import type { ChatMessage } from '../../src/engine/protocol.js';
+
+/** Every (fixture, dtype) pair the export fixtures hold. */
+export const EXPORT_VARIANTS = [
+  ['llama3-export', 'fp32'],
+  ['llama3-export', 'fp16'],
+  ['llama3-export', 'q4'],
+  ['llama3-export', 'q4f16'],
+  ['llama3-export', 'q8'],
+  ['qwen3-export', 'fp32'],
+  ['qwen3-export', 'q4f16'],
+  ['gemma3-export', 'fp32'],
+  ['gemma3-export', 'fp16'],
+] as const;
+
+export async function exportFixtures(): Promise<string> {
+  await writeFixtures({ preset: 'exports', ifMissing: true });
+  return FIXTURES_DIR;
+}
+
+const tokenizers = new Map<string, Promise<PreTrainedTokenizer>>();
+
+function useLocalFolders(): void {
+  env.localModelPath = `${FIXTURES_DIR}/`;
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+}
+
+export function referenceTokenizer(name: string): Promise<PreTrainedTokenizer> {
+  useLocalFolders();
+  if (!tokenizers.has(name)) tokenizers.set(name, AutoTokenizer.from_pretrained(name, { local_files_only: true }));
+  return tokenizers.get(name)!;
+}
+
+/** transformers.js's prompt ids: apply_chat_template(messages, {add_generation_prompt: true}). */
+export async function referencePromptIds(name: string, messages: ChatMessage[], kwargs: Record<string, unknown> = {}): Promise<number[]> {
+  const tok = await referenceTokenizer(name);
+  const ids = tok.apply_chat_template(messages as never, { ...kwargs, add_generation_prompt: true, return_dict: false, return_tensor: false }) as number[];
+  return ids.map(Number);
+}
+
+/** transformers.js's greedy continuation of each prompt (new tokens only), on the same file and device. */
+export async function referenceGreedy(name: string, dtype: string, prompts: ChatMessage[][], maxNewTokens: number): Promise<number[][]> {
+  useLocalFolders();
+  const model = await AutoModelForCausalLM.from_pretrained(name, { dtype: dtype as never, device: 'cpu', local_files_only: true });
+  try {
+    const out: number[][] = [];
+    for (const messages of prompts) {
+      const ids = await referencePromptIds(name, messages);
+      const input_ids = new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]);
+      const attention_mask = new Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]);
+      const seq = (await model.generate({ input_ids, attention_mask, max_new_tokens: maxNewTokens, do_sample: false } as never)) as { data: BigInt64Array };
+      out.push(Array.from(seq.data.slice(ids.length), Number));
+    }
+    return out;
+  } finally {
+    await model.dispose();
+  }
+}
+
