@@ -107,10 +107,16 @@ suite('streaming in the page (WASM)', () => {
     expect(times.at(-1)!).toBeGreaterThan(times[0]!);
   }, 240_000);
 
-  it('the SDK chat stream yields content chunks at different times', async () => {
-    const at = await inPage(page, 'chatStreamTiming', info);
-    expect(at.length).toBeGreaterThan(2);
-    expect([...at].sort((a, b) => a - b)).toEqual(at);
-    expect(at.at(-1)!).toBeGreaterThan(at[0]!);
+  it('the SDK chat stream delivers its content chunks while the model is still producing, in each of 20 runs', async () => {
+    const runs = await inPage(page, 'chatStreamTimings', info, 20);
+    const early = runs.map(({ produced, arrived }) => {
+      expect(arrived.length).toBeGreaterThan(2);
+      expect([...arrived].sort((a, b) => a - b)).toEqual(arrived);
+      // Buffered anywhere between the engine and the reader, every chunk would arrive
+      // after the last token was produced (one burst); streamed, most arrive before.
+      return arrived.filter((t) => t < produced.at(-1)!).length / arrived.length;
+    });
+    console.log(`[browser] SDK chat streams: share of content chunks read before the last token was produced, per run: ${early.map((f) => f.toFixed(2)).join(' ')}`);
+    for (const f of early) expect(f).toBeGreaterThanOrEqual(0.5);
   }, 120_000);
 });

@@ -2,6 +2,7 @@
 // openai SDK and plain fetch against the page's own origin, which MSW's service
 // worker answers in the tab.
 import OpenAI from 'openai';
+import type { EngineApi } from '../../src/engine/protocol.js';
 
 export interface Info {
   apiKey: string;
@@ -98,13 +99,32 @@ export async function generateStreamTiming(info: Info, tokens: number) {
   return { status: res.status, arrivals, completionTokens: last.meta_info.completion_tokens, done: text.includes('data: [DONE]') };
 }
 
-/** The SDK's chat stream: arrival time of each content chunk. */
-export async function chatStreamTiming(info: Info) {
-  const t0 = performance.now();
-  const stream = await client(info).chat.completions.create({ model: 'svc/tiny-chat', messages: CHAT, temperature: 0, stream: true });
-  const at: number[] = [];
-  for await (const c of stream) if (c.choices[0]?.delta.content) at.push(performance.now() - t0);
-  return at;
+/**
+ * The SDK's chat stream, `runs` times: when each token reached the page from the engine
+ * (production, as the page sees it) and when each content chunk reached the SDK's reader.
+ */
+export async function chatStreamTimings(info: Info, runs: number) {
+  const engine = (window as unknown as { __hearth: { runtime: { engine: EngineApi } } }).__hearth.runtime.engine;
+  const generate = engine.generate;
+  let produced: number[] = [];
+  engine.generate = (req, onToken) =>
+    generate.call(engine, req, (ev) => {
+      produced.push(performance.now());
+      onToken(ev);
+    });
+  try {
+    const out: { produced: number[]; arrived: number[] }[] = [];
+    for (let i = 0; i < runs; i++) {
+      produced = [];
+      const arrived: number[] = [];
+      const stream = await client(info).chat.completions.create({ model: 'svc/tiny-chat', messages: CHAT, temperature: 0, stream: true });
+      for await (const c of stream) if (c.choices[0]?.delta.content) arrived.push(performance.now());
+      out.push({ produced, arrived });
+    }
+    return out;
+  } finally {
+    engine.generate = generate;
+  }
 }
 
 /** A plain request, returning status and parsed body (for error checks). */

@@ -13,6 +13,7 @@ import type { CatalogEntry } from '../../engine/protocol.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
 import type { Runtime } from '../../types.js';
 import { handlersFor } from '../msw/handlers.js';
+import { answerPageFetch } from './page-fetch.js';
 
 export type { LoadProgress, WebDevice };
 export { clearModelCache, MODEL_CACHE } from '../../backends/web-cache.js';
@@ -117,12 +118,14 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     }
   });
 
-  const msw = setupWorker(...handlersFor(runtime, baseURL));
+  const handlers = handlersFor(runtime, baseURL);
+  const msw = setupWorker(...handlers);
   await msw.start({
     serviceWorker: { url: options.serviceWorkerURL ?? '/mockServiceWorker.js' },
     onUnhandledRequest: 'bypass',
     quiet: true,
   });
+  const restoreFetch = answerPageFetch(handlers);
   if (options.waitForModels !== false) await ready;
 
   return {
@@ -134,6 +137,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     ready,
     runtime,
     async stop() {
+      restoreFetch();
       msw.stop();
       await runtime.close();
     },
