@@ -6,7 +6,7 @@ import type { CatalogEntry } from '../src/engine/protocol.js';
 declare global {
   interface Window {
     /** Resolves once the in-page runtime is ready (DESIGN.md: the demo's contract). */
-    hearth: Promise<{ baseURL: string; apiKey: string; device: 'webgpu' | 'wasm'; models: string[] }>;
+    hearth: Promise<{ baseURL: string; apiKey: string; device: 'webgpu' | 'wasm'; engine: 'shared' | 'dedicated'; models: string[] }>;
     /** The full handle, for tests. */
     __hearth?: Hearth;
     /** Every load-progress event so far (tests read it). */
@@ -62,7 +62,7 @@ const started = catalog().then((list) => startHearth({
 }));
 window.hearth = started.then((h) => {
   window.__hearth = h;
-  return { baseURL: h.baseURL, apiKey: h.apiKey, device: h.device, models: h.models };
+  return { baseURL: h.baseURL, apiKey: h.apiKey, device: h.device, engine: h.engine, models: h.models };
 });
 
 started.then(

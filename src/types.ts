@@ -15,6 +15,8 @@ export interface Runtime {
   observer?: Observer;
   /** Renders /metrics; absent: /metrics answers 404. */
   metrics?: MetricsSource;
+  /** Where the engine runs, for /health (the in-page runtime: a SharedWorker or this tab's own worker). */
+  engineHome?(): Promise<{ kind: 'shared' | 'dedicated'; pages: number }>;
   /** Announced incidents for /status, newest first. */
   incidents?(): Promise<Announcement[]>;
 }

@@ -1,5 +1,7 @@
-// The engine's home in a browser tab: a dedicated module Web Worker, so inference
-// never blocks the page. The page drives it through comlink (src/engine/client/browser.ts).
+// The engine's home in a browser: a SharedWorker where the browser has them, so every
+// tab of the origin shares one engine and one copy of the weights, else a dedicated
+// module Web Worker (one per tab). Either way inference never blocks a page, and each
+// page drives the engine through comlink on its own port (src/engine/client/browser.ts).
 // Same engine as Node; the backend is onnxruntime-web (WebGPU or WASM).
 import { env } from '@huggingface/transformers';
 import { cachedFetch, hubFolder, setHubEndpoint, type FileProgress } from '../src/backends/web-cache.js';
@@ -8,6 +10,8 @@ import { createEngine } from '../src/engine/engine.js';
 import { EngineError } from '../src/engine/errors.js';
 import type { EngineApi } from '../src/engine/protocol.js';
 import { Comlink, exposeEngine } from '../src/engine/rpc.js';
+
+export type EngineKind = 'shared' | 'dedicated';
 
 export interface WorkerConfig {
   /** `auto`: WebGPU when an adapter is granted, else WASM. */
@@ -24,63 +28,130 @@ export interface WorkerInfo {
   device: WebDevice;
   threads: number;
   crossOriginIsolated: boolean;
+  kind: EngineKind;
+  /** A Web Lock this worker holds while it lives: a page that is granted it knows the engine is gone. */
+  lifeLock: string;
 }
 
-/** What this worker exposes: the engine, plus starting it and a crash switch for tests. */
+/** Where the engine lives and how many pages it serves now. */
+export interface EngineHome {
+  kind: EngineKind;
+  pages: number;
+}
+
+/** What this worker exposes to each page: the engine, plus starting it and a crash switch for tests. */
 export interface BrowserWorkerApi extends EngineApi {
-  start(config: WorkerConfig, onProgress?: (p: FileProgress) => void): Promise<WorkerInfo>;
-  /** Throws an uncaught error in the worker, as a fault in the runtime would. */
+  /** Starts the engine (the first page) or joins it (later pages: the config is ignored).
+   * `pageLock`: a Web Lock the page holds while it lives; once it is free, the page's requests are cancelled. */
+  start(config: WorkerConfig, onProgress?: (p: FileProgress) => void, pageLock?: string): Promise<WorkerInfo>;
+  home(): Promise<EngineHome>;
+  /** Ends the worker as a fault in the runtime would: an uncaught error (dedicated), or closing (shared). */
   crashForTests(): Promise<void>;
 }
 
+const kind: EngineKind = 'onconnect' in self ? 'shared' : 'dedicated';
+/** `hearth-shared:<this worker's name>:<id>`: a new tab finds the live shared engine's name by it. */
+const lifeLock = `hearth-${kind}:${self.name}:${crypto.randomUUID()}`;
 let engine: EngineApi | undefined;
+let info: WorkerInfo | undefined;
+let pages = 0;
+/** Every page that wants load progress (a model may still be loading when a second page joins). */
+const progressListeners = new Set<(p: FileProgress) => void>();
 
 function started(): EngineApi {
   if (!engine) throw new EngineError('model_not_ready', 'The engine has not started yet', 'model', 1);
   return engine;
 }
 
-const api: BrowserWorkerApi = {
-  async start(config, onProgress) {
-    if (engine) throw new Error('the engine worker is already started');
-    const device = config.device === 'auto' ? await detectWebDevice() : config.device;
-    const threads = device === 'wasm' ? (config.numThreads ?? defaultThreads()) : 1;
-    const progress = onProgress ? (p: FileProgress) => void onProgress(p) : undefined;
-    // transformers.js loads tokenizers only: from the app's own origin, through the cache.
-    env.allowLocalModels = true;
-    env.allowRemoteModels = false;
-    env.useBrowserCache = false;
-    env.fetch = cachedFetch({ onProgress: progress, throttleMs: config.throttleMs });
-    const onnx = env.backends.onnx as { wasm?: { wasmPaths?: unknown } };
-    if (onnx.wasm) onnx.wasm.wasmPaths = config.wasmPaths; // its own onnxruntime-web: never a CDN
-    setHubEndpoint(config.hubURL ?? env.remoteHost);
-    engine = createEngine(
-      webBackend({ device, wasmPaths: config.wasmPaths, numThreads: threads, onProgress: progress, throttleMs: config.throttleMs }),
-      // Hub files are fetched on demand from the hub into the Cache API, like any model file.
-      { hub: { fetch: async (entry) => hubFolder(entry.source) } },
-    );
-    return { device, threads, crossOriginIsolated: self.crossOriginIsolated === true };
-  },
-  crashForTests: async () => {
-    setTimeout(() => {
-      throw new Error('hearth: engine worker crash requested for tests');
-    });
-  },
-  load: (entries) => started().load(entries),
-  models: async () => (engine ? engine.models() : []),
-  generate: (req, onToken) => started().generate(req, onToken),
-  cancel: async (id) => engine?.cancel(id),
-  embed: (req) => started().embed(req),
-  dispose: async () => engine?.dispose(),
-  // Model operations: createEngine's engine has them all.
-  add: (entry) => ops().add(entry),
-  remove: (id) => ops().remove(id),
-  redeploy: (id, entry) => ops().redeploy(id, entry),
-  stats: () => ops().stats(),
-};
+async function startEngine(config: WorkerConfig): Promise<WorkerInfo> {
+  const device = config.device === 'auto' ? await detectWebDevice() : config.device;
+  const threads = device === 'wasm' ? (config.numThreads ?? defaultThreads()) : 1;
+  const progress = (p: FileProgress) => {
+    for (const l of progressListeners) l(p);
+  };
+  // transformers.js loads tokenizers only: from the app's own origin, through the cache.
+  env.allowLocalModels = true;
+  env.allowRemoteModels = false;
+  env.useBrowserCache = false;
+  env.fetch = cachedFetch({ onProgress: progress, throttleMs: config.throttleMs });
+  const onnx = env.backends.onnx as { wasm?: { wasmPaths?: unknown } };
+  if (onnx.wasm) onnx.wasm.wasmPaths = config.wasmPaths; // its own onnxruntime-web: never a CDN
+  setHubEndpoint(config.hubURL ?? env.remoteHost);
+  engine = createEngine(
+    webBackend({ device, wasmPaths: config.wasmPaths, numThreads: threads, onProgress: progress, throttleMs: config.throttleMs }),
+    // Hub files are fetched on demand from the hub into the Cache API, like any model file.
+    { hub: { fetch: async (entry) => hubFolder(entry.source) } },
+  );
+  // Held until this worker ends: pages wait on it to learn that the engine is gone.
+  await new Promise<void>((held) => void navigator.locks.request(lifeLock, () => (held(), new Promise(() => {}))));
+  return { device, threads, crossOriginIsolated: self.crossOriginIsolated === true, kind, lifeLock };
+}
+
+let starting: Promise<WorkerInfo> | undefined;
+
+/** One page's connection: the requests it made are its own, and end with it. */
+function connection(): BrowserWorkerApi {
+  const mine = new Set<string>();
+  let joined = false;
+  let progress: ((p: FileProgress) => void) | undefined;
+  const leave = () => {
+    if (!joined) return;
+    joined = false;
+    pages--;
+    if (progress) progressListeners.delete(progress);
+    for (const id of mine) void engine?.cancel(id);
+  };
+  return {
+    async start(config, onProgress, pageLock) {
+      if (joined) throw new Error('this page already started the engine');
+      if (onProgress) {
+        progress = (p) => void onProgress(p);
+        progressListeners.add(progress);
+      }
+      info = await (starting ??= startEngine(config));
+      joined = true;
+      pages++;
+      // Granted once the page is gone (closed, navigated, crashed) or let it go.
+      if (pageLock) void navigator.locks.request(pageLock, leave);
+      return info;
+    },
+    home: async () => ({ kind, pages }),
+    crashForTests: async () => {
+      setTimeout(() => {
+        if (kind === 'shared') self.close(); // an uncaught error does not end a SharedWorker
+        else throw new Error('hearth: engine worker crash requested for tests');
+      });
+    },
+    load: (entries) => started().load(entries),
+    models: async () => (engine ? engine.models() : []),
+    async generate(req, onToken) {
+      mine.add(req.id);
+      try {
+        return await started().generate(req, onToken);
+      } finally {
+        mine.delete(req.id);
+      }
+    },
+    cancel: async (id) => engine?.cancel(id),
+    embed: (req) => started().embed(req),
+    // A shared engine outlives any one page: the browser ends it when its last page goes.
+    dispose: async () => (kind === 'dedicated' ? engine?.dispose() : leave()),
+    // Model operations: createEngine's engine has them all.
+    add: (entry) => ops().add(entry),
+    remove: (id) => ops().remove(id),
+    redeploy: (id, entry) => ops().redeploy(id, entry),
+    stats: () => ops().stats(),
+  };
+}
 
 function ops(): Required<EngineApi> {
   return started() as Required<EngineApi>;
 }
 
-exposeEngine(api, self as unknown as Comlink.Endpoint);
+if (kind === 'shared') {
+  (self as unknown as { onconnect: (ev: MessageEvent) => void }).onconnect = (ev) => {
+    exposeEngine(connection(), ev.ports[0] as unknown as Comlink.Endpoint);
+  };
+} else {
+  exposeEngine(connection(), self as unknown as Comlink.Endpoint);
+}

@@ -140,12 +140,19 @@ export interface HearthInfo {
   baseURL: string;
   apiKey: string;
   device: 'webgpu' | 'wasm';
+  engine: 'shared' | 'dedicated';
   models: string[];
 }
 
 /** Opens the demo and waits for `window.hearth`. Page errors and console errors are collected. */
-export async function openDemo(context: BrowserContext, url: string, timeout = 180_000): Promise<{ page: Page; info: HearthInfo; errors: string[] }> {
+export async function openDemo(
+  context: BrowserContext,
+  url: string,
+  timeout = 180_000,
+  prepare?: (page: Page) => Promise<unknown>,
+): Promise<{ page: Page; info: HearthInfo; errors: string[] }> {
   const page = await context.newPage();
+  await prepare?.(page);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   // Network statuses (a 401 a test asked for) are the tests' business, not page errors.

@@ -71,7 +71,7 @@ for (const device of ['wasm', 'webgpu'] as const) {
       expect(r.embeddings).toMatchObject({ count: 2, dim: 1536 });
       expect(r.embeddings.norm).toBeCloseTo(1, 4);
       expect(r.unauthorized).toEqual({ status: 401, code: 'invalid_api_key' });
-      expect(r.health).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' } });
+      expect(r.health).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' }, engine: { kind: 'shared', pages: 1 } });
     }, 240_000);
 
     it('logged no page errors', () => {

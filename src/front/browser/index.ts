@@ -1,6 +1,8 @@
 // hearth/browser: Hearth inside a browser tab. The engine runs on onnxruntime-web in a
-// dedicated Web Worker; MSW's service worker answers the page's own fetch('/v1/...')
-// (an unmodified openai SDK included) with the same router as the Node server.
+// SharedWorker that every tab of the origin shares (a dedicated Web Worker where there
+// are none); the page's own fetch('/v1/...') (an unmodified openai SDK included) is
+// answered in the page, and MSW's service worker answers the rest, with the same
+// router as the Node server.
 import { setupWorker } from 'msw/browser';
 import { createAccess } from '../../access/access.js';
 import { generateKey, isWellFormedKey } from '../../access/keys.js';
@@ -9,13 +11,14 @@ import { fetchModelFile } from '../../backends/web-cache.js';
 import type { WebDevice } from '../../backends/web.js';
 import { parseCatalog } from '../../engine/catalog.js';
 import { startBrowserEngine, type BrowserEngine, type LoadProgress } from '../../engine/client/browser.js';
+import type { EngineKind } from '../../../worker/browser.js';
 import type { CatalogEntry } from '../../engine/protocol.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
 import type { Runtime } from '../../types.js';
 import { handlersFor } from '../msw/handlers.js';
 import { answerPageFetch } from './page-fetch.js';
 
-export type { LoadProgress, WebDevice };
+export type { EngineKind, LoadProgress, WebDevice };
 export { clearModelCache, MODEL_CACHE } from '../../backends/web-cache.js';
 
 export interface StartHearthOptions {
@@ -38,8 +41,9 @@ export interface StartHearthOptions {
   numThreads?: number;
   /** MSW's service worker script (`npx msw init <public dir>`); default `/mockServiceWorker.js`. */
   serviceWorkerURL?: string;
-  /** Starts the engine worker. Default: worker/browser.ts through the bundler (Vite). */
-  createWorker?: () => Worker;
+  /** Starts or joins the engine worker of this name. Default: worker/browser.ts through the
+   * bundler (Vite), as a SharedWorker where the browser has them, else as a dedicated Worker. */
+  createWorker?: (name: string) => Worker | SharedWorker;
   /** Load progress, per model, as files arrive; a last event per model with `done`. */
   onProgress?: (p: LoadProgress) => void;
   /** Resolve only once every model is ready or failed (default true). With false it
@@ -59,6 +63,8 @@ export interface Hearth {
   baseURL: string;
   apiKey: string;
   device: WebDevice;
+  /** `shared`: one engine in a SharedWorker serves every tab of the origin; `dedicated`: this tab's own worker. */
+  engine: EngineKind;
   /** Model ids served. */
   models: string[];
   /** WASM threads in use (1 on WebGPU). */
@@ -66,7 +72,7 @@ export interface Hearth {
   /** Resolves once every model is ready or failed. */
   ready: Promise<void>;
   runtime: Runtime;
-  /** Stops answering requests and ends the engine worker. */
+  /** Stops answering requests and leaves the engine (a shared one goes on for the other tabs). */
   stop(): Promise<void>;
   /** Makes the engine worker throw an uncaught error; calls in flight fail, and the next one gets a fresh worker. */
   __crashWorkerForTests(): Promise<void>;
@@ -102,7 +108,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     },
     onProgress,
   });
-  const runtime = createRuntime({ engine, access, catalog });
+  const runtime: Runtime = { ...createRuntime({ engine, access, catalog }), engineHome: () => engine.home() };
   const ready = modelsSettled(engine, 100).then(async () => {
     for (const m of await engine.models()) {
       const p = last.get(m.id);
@@ -132,6 +138,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     baseURL,
     apiKey,
     device: engine.info.device,
+    engine: engine.info.kind,
     threads: engine.info.threads,
     models: catalog.map((e) => e.id),
     ready,
@@ -147,8 +154,12 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   };
 }
 
-function defaultWorker(): Worker {
-  return new Worker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name: 'hearth-engine' });
+function defaultWorker(name: string): Worker | SharedWorker {
+  // Both spelled out in full: bundlers find worker entry points by this exact shape.
+  if (typeof SharedWorker === 'function') {
+    return new SharedWorker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name });
+  }
+  return new Worker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name });
 }
 
 /** The catalog the app serves at `modelsURL` (cached like the weights), narrowed to `ids`. */
