@@ -4,11 +4,13 @@
 // page drives the engine through comlink on its own port (src/engine/client/browser.ts).
 // Same engine as Node; the backend is onnxruntime-web (WebGPU or WASM).
 import { env } from '@huggingface/transformers';
-import { cachedFetch, hubFolder, setHubEndpoint, type FileProgress } from '../src/backends/web-cache.js';
+import { absoluteURL, cachedFetch, hubFolder, onStorageFull, setHubEndpoint, sourceURL, type FileProgress } from '../src/backends/web-cache.js';
+import { cachedBytes, evictFolder } from '../src/backends/web-storage.js';
 import { detectWebDevice, defaultThreads, webBackend, type WebDevice } from '../src/backends/web.js';
 import { createEngine } from '../src/engine/engine.js';
 import { EngineError } from '../src/engine/errors.js';
-import type { EngineApi } from '../src/engine/protocol.js';
+import { isHubId } from '../src/engine/catalog.js';
+import type { CatalogEntry, EngineApi } from '../src/engine/protocol.js';
 import { Comlink, exposeEngine } from '../src/engine/rpc.js';
 
 export type EngineKind = 'shared' | 'dedicated';
@@ -45,6 +47,10 @@ export interface BrowserWorkerApi extends EngineApi {
    * `pageLock`: a Web Lock the page holds while it lives; once it is free, the page's requests are cancelled. */
   start(config: WorkerConfig, onProgress?: (p: FileProgress) => void, pageLock?: string): Promise<WorkerInfo>;
   home(): Promise<EngineHome>;
+  /** Bytes each model's files take in the Cache API. */
+  storedModels(): Promise<{ id: string; bytes: number }[]>;
+  /** Evicts a model's files from the Cache API (a loaded copy serves on until the engine restarts). */
+  removeModel(id: string): Promise<void>;
   /** Ends the worker as a fault in the runtime would: an uncaught error (dedicated), or closing (shared). */
   crashForTests(): Promise<void>;
 }
@@ -57,6 +63,26 @@ let info: WorkerInfo | undefined;
 let pages = 0;
 /** Every page that wants load progress (a model may still be loading when a second page joins). */
 const progressListeners = new Set<(p: FileProgress) => void>();
+
+/** Every catalog entry any page asked for, by id: where its files sit in the cache. */
+const entries = new Map<string, CatalogEntry>();
+
+/** The cache-key prefix of a model's files. */
+function folderKey(entry: CatalogEntry): string {
+  const folder = isHubId(entry.source) ? hubFolder(entry.source) : entry.source;
+  return sourceURL(absoluteURL(folder.replace(/\/*$/, '/')));
+}
+
+function entry(id: string): CatalogEntry {
+  const e = entries.get(id);
+  if (!e) throw new EngineError('model_not_found', `The model \`${id}\` does not exist`, 'model');
+  return e;
+}
+
+// A file that did not fit takes the files of its model already stored with it: no partial models.
+onStorageFull(async (href) => {
+  for (const e of entries.values()) if (href.startsWith(folderKey(e))) await evictFolder(folderKey(e));
+});
 
 function started(): EngineApi {
   if (!engine) throw new EngineError('model_not_ready', 'The engine has not started yet', 'model', 1);
@@ -109,6 +135,8 @@ function connection(): BrowserWorkerApi {
         progressListeners.add(progress);
       }
       info = await (starting ??= startEngine(config));
+      // One hub endpoint per engine: a page that names one (a mirror) points the engine at it.
+      if (config.hubURL) setHubEndpoint(config.hubURL);
       joined = true;
       pages++;
       // Granted once the page is gone (closed, navigated, crashed) or let it go.
@@ -116,13 +144,18 @@ function connection(): BrowserWorkerApi {
       return info;
     },
     home: async () => ({ kind, pages }),
+    storedModels: async () => Promise.all([...entries.values()].map(async (e) => ({ id: e.id, bytes: await cachedBytes(folderKey(e)) }))),
+    removeModel: async (id) => void (await evictFolder(folderKey(entry(id)))),
     crashForTests: async () => {
       setTimeout(() => {
         if (kind === 'shared') self.close(); // an uncaught error does not end a SharedWorker
         else throw new Error('hearth: engine worker crash requested for tests');
       });
     },
-    load: (entries) => started().load(entries),
+    load: (list) => {
+      for (const e of list) entries.set(e.id, e);
+      return started().load(list);
+    },
     models: async () => (engine ? engine.models() : []),
     async generate(req, onToken) {
       mine.add(req.id);

@@ -33,6 +33,10 @@ export interface BrowserEngine extends EngineApi {
   readonly info: WorkerInfo;
   /** Where the engine runs and how many pages share it. */
   home(): Promise<EngineHome>;
+  /** Bytes each model's files take in the Cache API. */
+  storedModels(): Promise<{ id: string; bytes: number }[]>;
+  /** Evicts a model's files from the Cache API. */
+  removeModel(id: string): Promise<void>;
   /** Leaves the engine: ends a dedicated worker; a shared one goes on serving other pages. */
   terminate(): Promise<void>;
   /** Makes the worker throw an uncaught error (tests of crash recovery). */
@@ -167,6 +171,8 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
       return states.map((m) => (m.status === 'starting' && !m.detail ? { ...m, detail: progressText(summary(m.id)) } : m));
     },
     home: () => call((api) => api.home()),
+    storedModels: () => call((api) => api.storedModels()),
+    removeModel: (id) => call((api) => api.removeModel(id)),
     crashForTests: () => call((api) => api.crashForTests()),
     restarted: async () => void (await restarting),
     async terminate() {

@@ -71,11 +71,22 @@ export interface Hearth {
   threads: number;
   /** Resolves once every model is ready or failed. */
   ready: Promise<void>;
+  /** The origin's storage (navigator.storage.estimate()), whether it is persistent, and what each model's files take. */
+  storage(): Promise<StorageReport>;
+  /** Evicts a model's files from the Cache API; a loaded copy serves on until the engine restarts, then it downloads again. */
+  removeModel(id: string): Promise<void>;
   runtime: Runtime;
   /** Stops answering requests and leaves the engine (a shared one goes on for the other tabs). */
   stop(): Promise<void>;
   /** Makes the engine worker throw an uncaught error; calls in flight fail, and the next one gets a fresh worker. */
   __crashWorkerForTests(): Promise<void>;
+}
+
+export interface StorageReport {
+  usage: number;
+  quota: number;
+  persisted: boolean;
+  models: { id: string; bytes: number }[];
 }
 
 export const DEFAULT_MODELS = ['svc/tiny-chat', 'svc/tiny-embed'];
@@ -88,6 +99,9 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     throw new Error('apiKey must be "svc_live_" followed by 32 to 128 letters and digits');
   }
   const catalog = options.catalog ?? (await browserCatalog(options.modelsURL ?? '/models/', options.models ?? DEFAULT_MODELS));
+
+  // Weights are large: ask that the browser not evict them under storage pressure.
+  void navigator.storage?.persist?.().catch(() => false);
 
   const access = createAccess({ store: createMemoryStore() });
   await access.addKey(apiKey, { name: 'page' });
@@ -143,6 +157,15 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     models: catalog.map((e) => e.id),
     ready,
     runtime,
+    async storage() {
+      const [estimate, persisted, models] = await Promise.all([
+        navigator.storage.estimate(),
+        navigator.storage.persisted(),
+        engine.storedModels(),
+      ]);
+      return { usage: estimate.usage ?? 0, quota: estimate.quota ?? 0, persisted, models };
+    },
+    removeModel: (id) => engine.removeModel(id),
     async stop() {
       restoreFetch();
       msw.stop();
