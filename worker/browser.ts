@@ -6,7 +6,7 @@
 import { env } from '@huggingface/transformers';
 import { absoluteURL, cachedFetch, hubFolder, onStorageFull, setHubEndpoint, sourceURL, type FileProgress } from '../src/backends/web-cache.js';
 import { cachedBytes, evictFolder } from '../src/backends/web-storage.js';
-import { detectWebDevice, defaultThreads, webBackend, type WebDevice } from '../src/backends/web.js';
+import { detectWebDevice, defaultThreads, webBackend, webgpuDevice, type LosableDevice, type WebDevice } from '../src/backends/web.js';
 import { createEngine } from '../src/engine/engine.js';
 import { EngineError } from '../src/engine/errors.js';
 import { isHubId } from '../src/engine/catalog.js';
@@ -53,6 +53,8 @@ export interface BrowserWorkerApi extends EngineApi {
   removeModel(id: string): Promise<void>;
   /** Ends the worker as a fault in the runtime would: an uncaught error (dedicated), or closing (shared). */
   crashForTests(): Promise<void>;
+  /** Development builds only: destroys the WebGPU device the engine runs on, as a driver reset would. */
+  loseDeviceForTests(): Promise<void>;
 }
 
 const kind: EngineKind = 'onconnect' in self ? 'shared' : 'dedicated';
@@ -89,6 +91,51 @@ function started(): EngineApi {
   return engine;
 }
 
+// (device loss) ---------------------------------------------------------------
+// A lost GPUDevice cannot be replaced under onnxruntime-web's sessions: the requests in
+// flight end with device_lost, and the worker ends, so that its pages start a fresh
+// one, which takes a new device and reloads the models from the Cache API.
+let onWebGPU = false;
+let gpu: LosableDevice | undefined;
+let lostError: EngineError | undefined;
+const onLost = new Set<(e: EngineError) => void>();
+
+/** Watches the device once onnxruntime-web has one (after its first WebGPU session). */
+async function watchDevice(): Promise<void> {
+  if (gpu || !onWebGPU) return;
+  const d = await webgpuDevice();
+  if (!d || gpu) return;
+  gpu = d;
+  void d.lost.then((info) => {
+    lostError = new EngineError(
+      'device_lost',
+      `The WebGPU device was lost (${info.reason || 'unknown'}${info.message ? `: ${info.message}` : ''}); ` +
+        'the engine is taking a new device and reloading the model: retry shortly',
+    );
+    for (const fail of onLost) fail(lostError);
+    setTimeout(() => self.close(), 100); // after the failures have been posted
+  });
+}
+
+/** Runs `fn`, failing with device_lost if the device goes meanwhile (or went already, which a failed run reveals). */
+async function unlessDeviceLost<T>(fn: () => Promise<T>): Promise<T> {
+  await watchDevice();
+  if (lostError) throw lostError;
+  let fail: (e: EngineError) => void = () => undefined;
+  const lost = new Promise<never>((_, reject) => (fail = reject));
+  onLost.add(fail);
+  try {
+    return await Promise.race([fn(), lost]);
+  } catch (e) {
+    throw lostError ?? e;
+  } finally {
+    onLost.delete(fail);
+  }
+}
+
+const DEV = (import.meta as { env?: { DEV?: boolean } }).env?.DEV === true;
+// -----------------------------------------------------------------------------
+
 async function startEngine(config: WorkerConfig): Promise<WorkerInfo> {
   const device = config.device === 'auto' ? await detectWebDevice() : config.device;
   const threads = device === 'wasm' ? (config.numThreads ?? defaultThreads()) : 1;
@@ -108,6 +155,7 @@ async function startEngine(config: WorkerConfig): Promise<WorkerInfo> {
     // Hub files are fetched on demand from the hub into the Cache API, like any model file.
     { hub: { fetch: async (entry) => hubFolder(entry.source) } },
   );
+  onWebGPU = device === 'webgpu';
   // Held until this worker ends: pages wait on it to learn that the engine is gone.
   await new Promise<void>((held) => void navigator.locks.request(lifeLock, () => (held(), new Promise(() => {}))));
   return { device, threads, crossOriginIsolated: self.crossOriginIsolated === true, kind, lifeLock };
@@ -152,6 +200,11 @@ function connection(): BrowserWorkerApi {
         else throw new Error('hearth: engine worker crash requested for tests');
       });
     },
+    loseDeviceForTests: async () => {
+      await watchDevice();
+      if (!DEV || !gpu) throw new Error('no WebGPU device to lose (or not a development build)');
+      gpu.destroy();
+    },
     load: (list) => {
       for (const e of list) entries.set(e.id, e);
       return started().load(list);
@@ -160,13 +213,13 @@ function connection(): BrowserWorkerApi {
     async generate(req, onToken) {
       mine.add(req.id);
       try {
-        return await started().generate(req, onToken);
+        return await unlessDeviceLost(() => started().generate(req, onToken));
       } finally {
         mine.delete(req.id);
       }
     },
     cancel: async (id) => engine?.cancel(id),
-    embed: (req) => started().embed(req),
+    embed: (req) => unlessDeviceLost(() => started().embed(req)),
     // A shared engine outlives any one page: the browser ends it when its last page goes.
     dispose: async () => (kind === 'dedicated' ? engine?.dispose() : leave()),
     // Model operations: createEngine's engine has them all.

@@ -83,3 +83,15 @@ export function webBackend(opts: WebBackendOptions): Backend {
     },
   };
 }
+
+// (device loss) ---------------------------------------------------------------
+/** The part of a GPUDevice the engine watches. */
+export interface LosableDevice {
+  lost: Promise<{ reason: string; message: string }>;
+  destroy(): void;
+}
+
+/** The WebGPU device onnxruntime-web runs on, once its first WebGPU session has made one. */
+export async function webgpuDevice(): Promise<LosableDevice | undefined> {
+  return (await ort.env.webgpu.device) as unknown as LosableDevice | undefined;
+}

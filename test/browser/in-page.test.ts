@@ -74,6 +74,19 @@ for (const device of ['wasm', 'webgpu'] as const) {
       expect(r.health).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' }, engine: { kind: 'shared', pages: 1 } });
     }, 240_000);
 
+    if (device === 'webgpu') {
+      it('on device loss, ends the stream in flight with a device_lost error event, takes a new device and serves the next request', async () => {
+        const before = await inPage(page, 'greedyChat', info);
+        const r = await inPage(page, 'deviceLossDuringStream', info);
+        expect(r.status).toBe(200);
+        expect(JSON.parse(r.last.slice(6))).toMatchObject({ error: { type: 'unavailable_error', code: 'device_lost' } });
+        expect(JSON.parse(r.last.slice(6)).error.message).toMatch(/^The WebGPU device was lost \(destroyed/);
+        for (const m of r.meanwhile) expect(m).toMatchObject({ status: 503 });
+        expect(r.after.body.choices[0].message.content).toBe(before.body.choices[0].message.content);
+        expect(await page.evaluate('window.__hearth.device')).toBe('webgpu');
+      }, 240_000);
+    }
+
     it('logged no page errors', () => {
       expect(errors).toEqual([]);
     });

@@ -198,3 +198,32 @@ export async function crashDuringStream(info: Info) {
   const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
   return { status: res.status, last: events.at(-1) ?? '', events: events.length };
 }
+
+/** The engine's WebGPU device is destroyed while a stream is read: how the stream ends, then asks until served. */
+export async function deviceLossDuringStream(info: Info) {
+  const hearth = (window as unknown as { __hearth: { __loseDeviceForTests(): Promise<void> } }).__hearth;
+  const res = await fetch('/generate', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ text: 'Once upon a time', stream: true, sampling_params: { max_new_tokens: 1500, temperature: 0, ignore_eos: true } }),
+  });
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let text = dec.decode((await reader.read()).value, { stream: true });
+  await hearth.__loseDeviceForTests();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += dec.decode(value, { stream: true });
+  }
+  const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
+  // Until the new device and model are up, a request may still meet the old worker.
+  const meanwhile: unknown[] = [];
+  for (let i = 0; i < 200; i++) {
+    const r = await greedyChat(info);
+    if (r.status === 200) return { status: res.status, last: events.at(-1) ?? '', meanwhile, after: r };
+    meanwhile.push({ status: r.status, body: r.body });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error('never served again after the device loss');
+}

@@ -41,6 +41,8 @@ export interface BrowserEngine extends EngineApi {
   terminate(): Promise<void>;
   /** Makes the worker throw an uncaught error (tests of crash recovery). */
   crashForTests(): Promise<void>;
+  /** Development builds: destroys the engine's WebGPU device (tests of device loss). */
+  loseDeviceForTests(): Promise<void>;
   /** Resolves when a replacement worker is up after a crash (at once if none is pending). */
   restarted(): Promise<void>;
 }
@@ -174,6 +176,7 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     storedModels: () => call((api) => api.storedModels()),
     removeModel: (id) => call((api) => api.removeModel(id)),
     crashForTests: () => call((api) => api.crashForTests()),
+    loseDeviceForTests: () => call((api) => api.loseDeviceForTests()),
     restarted: async () => void (await restarting),
     async terminate() {
       await call((api) => api.dispose()).catch(() => undefined);

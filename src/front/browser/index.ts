@@ -80,6 +80,8 @@ export interface Hearth {
   stop(): Promise<void>;
   /** Makes the engine worker throw an uncaught error; calls in flight fail, and the next one gets a fresh worker. */
   __crashWorkerForTests(): Promise<void>;
+  /** Development builds only (`import.meta.env.DEV`): destroys the WebGPU device the engine runs on. */
+  __loseDeviceForTests?(): Promise<void>;
 }
 
 export interface StorageReport {
@@ -174,6 +176,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     async __crashWorkerForTests() {
       await engine.crashForTests();
     },
+    ...((import.meta as { env?: { DEV?: boolean } }).env?.DEV && { __loseDeviceForTests: () => engine.loseDeviceForTests() }),
   };
 }
 
