@@ -41,6 +41,10 @@ export interface StartHearthOptions {
   numThreads?: number;
   /** MSW's service worker script (`npx msw init <public dir>`); default `/mockServiceWorker.js`. */
   serviceWorkerURL?: string;
+  /** `auto` (default): a SharedWorker where the browser has them (one engine for every tab), else a
+   * dedicated worker. `dedicated`: this tab's own engine; in Chromium a SharedWorker is not
+   * cross-origin isolated, so only a dedicated worker runs WASM on several threads. */
+  engine?: EngineKind | 'auto';
   /** Starts or joins the engine worker of this name. Default: worker/browser.ts through the
    * bundler (Vite), as a SharedWorker where the browser has them, else as a dedicated Worker. */
   createWorker?: (name: string) => Worker | SharedWorker;
@@ -114,7 +118,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     options.onProgress?.(p);
   };
   const engine: BrowserEngine = await startBrowserEngine({
-    createWorker: options.createWorker ?? defaultWorker,
+    createWorker: options.createWorker ?? ((name) => defaultWorker(name, options.engine !== 'dedicated')),
     config: {
       device: options.device ?? 'auto',
       wasmPaths: new URL(options.wasmPaths ?? '/ort/', origin).href,
@@ -180,16 +184,16 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   };
 }
 
-function defaultWorker(name: string): Worker | SharedWorker {
+function defaultWorker(name: string, shared: boolean): Worker | SharedWorker {
   // Both spelled out in full: bundlers find worker entry points by this exact shape.
-  if (typeof SharedWorker === 'function') {
+  if (shared && typeof SharedWorker === 'function') {
     return new SharedWorker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name });
   }
   return new Worker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name });
 }
 
-/** The catalog the app serves at `modelsURL` (cached like the weights), narrowed to `ids`. */
-export async function browserCatalog(modelsURL: string, ids: string[]): Promise<CatalogEntry[]> {
+/** The catalog the app serves at `modelsURL` (cached like the weights), narrowed to `ids` (all of it without). */
+export async function browserCatalog(modelsURL: string, ids?: string[]): Promise<CatalogEntry[]> {
   const url = new URL('catalog.json', new URL(modelsURL.replace(/\/*$/, '/'), location.href));
   const text = new TextDecoder().decode(await fetchModelFile(url));
   // transformers.js loads same-origin paths as local files; keep sources as paths.
@@ -197,6 +201,7 @@ export async function browserCatalog(modelsURL: string, ids: string[]): Promise<
     const u = new URL(source, url);
     return u.origin === location.origin ? u.pathname : u.href;
   });
+  if (!ids) return entries;
   const missing = ids.filter((id) => !entries.some((e) => e.id === id));
   if (missing.length) throw new Error(`Not in ${url.href}: ${missing.join(', ')}`);
   return ids.map((id) => entries.find((e) => e.id === id)!);
