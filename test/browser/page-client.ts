@@ -178,9 +178,8 @@ export async function chatWhileLoading(info: Info) {
   throw new Error('the model never became ready');
 }
 
-/** The engine worker dies while a chat stream is being read: what the stream ends with. */
-export async function crashDuringStream(info: Info) {
-  const hearth = (window as unknown as { __hearth: { __crashWorkerForTests(): Promise<void> } }).__hearth;
+/** A long /generate stream; after its first piece `breakIt` runs; what the stream ends with. */
+async function streamBrokenBy(info: Info, breakIt: () => Promise<void>) {
   const res = await fetch('/generate', {
     method: 'POST',
     headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
@@ -189,7 +188,7 @@ export async function crashDuringStream(info: Info) {
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
   let text = dec.decode((await reader.read()).value, { stream: true });
-  await hearth.__crashWorkerForTests();
+  await breakIt();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -199,29 +198,22 @@ export async function crashDuringStream(info: Info) {
   return { status: res.status, last: events.at(-1) ?? '', events: events.length };
 }
 
+type TestHooks = { __crashWorkerForTests(): Promise<void>; __loseDeviceForTests(): Promise<void> };
+const hooks = () => (window as unknown as { __hearth: TestHooks }).__hearth;
+
+/** The engine worker dies while a stream is being read: what the stream ends with. */
+export async function crashDuringStream(info: Info) {
+  return streamBrokenBy(info, () => hooks().__crashWorkerForTests());
+}
+
 /** The engine's WebGPU device is destroyed while a stream is read: how the stream ends, then asks until served. */
 export async function deviceLossDuringStream(info: Info) {
-  const hearth = (window as unknown as { __hearth: { __loseDeviceForTests(): Promise<void> } }).__hearth;
-  const res = await fetch('/generate', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ text: 'Once upon a time', stream: true, sampling_params: { max_new_tokens: 1500, temperature: 0, ignore_eos: true } }),
-  });
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let text = dec.decode((await reader.read()).value, { stream: true });
-  await hearth.__loseDeviceForTests();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    text += dec.decode(value, { stream: true });
-  }
-  const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
+  const stream = await streamBrokenBy(info, () => hooks().__loseDeviceForTests());
   // Until the new device and model are up, a request may still meet the old worker.
   const meanwhile: unknown[] = [];
   for (let i = 0; i < 200; i++) {
     const r = await greedyChat(info);
-    if (r.status === 200) return { status: res.status, last: events.at(-1) ?? '', meanwhile, after: r };
+    if (r.status === 200) return { ...stream, meanwhile, after: r };
     meanwhile.push({ status: r.status, body: r.body });
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
