@@ -106,10 +106,10 @@ async function watchDevice(): Promise<void> {
   const d = await webgpuDevice();
   if (!d || gpu) return;
   gpu = d;
-  void d.lost.then((info) => {
+  void d.lost.then((why) => {
     lostError = new EngineError(
       'device_lost',
-      `The WebGPU device was lost (${info.reason || 'unknown'}${info.message ? `: ${info.message}` : ''}); ` +
+      `The WebGPU device was lost (${why.reason || 'unknown'}${why.message ? `: ${why.message}` : ''}); ` +
         'the engine is taking a new device and reloading the model: retry shortly',
     );
     for (const fail of onLost) fail(lostError);
