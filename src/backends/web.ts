@@ -75,10 +75,10 @@ export function webBackend(opts: WebBackendOptions): Backend {
     async readText(path) {
       return new TextDecoder().decode(await load(path));
     },
-    /** A folder (last segment without a dot) exists when its config.json does. */
+    /** A folder exists when its config.json does. (Folder names may hold dots: Qwen2.5-0.5B-Instruct.) */
     async exists(path) {
       const last = path.replace(/\/+$/, '').split('/').pop() ?? '';
-      const probe = last.includes('.') ? path : `${path.replace(/\/+$/, '')}/config.json`;
+      const probe = /\.(json|onnx|onnx_data|data|txt|model|bin)$/.test(last) ? path : `${path.replace(/\/+$/, '')}/config.json`;
       return modelFileExists(probe);
     },
   };
