@@ -92,7 +92,7 @@ export function demoConfig(opts: DemoOptions = {}): UserConfig {
     worker: { format: 'es' },
     optimizeDeps: {
       entries: [join(here, 'index.html'), join(REPO_ROOT, 'worker/browser.ts')],
-      include: ['msw/browser', 'openai', 'comlink', 'onnxruntime-web', '@huggingface/transformers', 'hono', 'zod'],
+      include: ['msw/browser', 'msw', '@mswjs/interceptors/fetch', 'openai', 'comlink', 'onnxruntime-web', '@huggingface/transformers', 'hono', 'zod'],
     },
     build: { outDir: join(REPO_ROOT, 'dist/demo'), emptyOutDir: true, target: 'es2022' },
     logLevel: 'info',

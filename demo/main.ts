@@ -1,12 +1,14 @@
 // The demo page: Hearth in this tab, used through the unmodified openai SDK.
+import { env } from '@huggingface/transformers';
 import OpenAI from 'openai';
 import { browserCatalog, DEFAULT_MODELS, startHearth, type Hearth, type LoadProgress } from '../src/front/browser/index.js';
 import type { CatalogEntry } from '../src/engine/protocol.js';
+import { browserSized, megabytes, offers, rememberedModel, rememberModel } from './hub-models.js';
 
 declare global {
   interface Window {
     /** Resolves once the in-page runtime is ready (DESIGN.md: the demo's contract). */
-    hearth: Promise<{ baseURL: string; apiKey: string; device: 'webgpu' | 'wasm'; models: string[] }>;
+    hearth: Promise<{ baseURL: string; apiKey: string; device: 'webgpu' | 'wasm'; engine: 'shared' | 'dedicated'; models: string[] }>;
     /** The full handle, for tests. */
     __hearth?: Hearth;
     /** Every load-progress event so far (tests read it). */
@@ -34,10 +36,16 @@ function showProgress(p: LoadProgress) {
   $('load-text').textContent = `${all.filter((x) => x.done).length} of ${all.length} ready · ${mb.toFixed(1)} MB${cached ? ' from the cache' : ''}`;
 }
 
-/** `?hubModel=org/name[&hubTask=chat|embedding][&hubDtype=q4f16][&hub=mirror URL]`: also serve a hub repo, fetched into the Cache API. */
+const hubURL = params.get('hub') ?? env.remoteHost;
+
+/** The fixtures, the hub model picked on an earlier visit, and `?hubModel=org/name[&hubTask=chat|embedding][&hubDtype=q4f16][&hub=mirror URL]`. */
 async function catalog(): Promise<CatalogEntry[] | undefined> {
+  const remembered = rememberedModel();
+  const all = remembered ? await browserCatalog('/models/').catch(() => []) : [];
+  const base = await browserCatalog('/models/', DEFAULT_MODELS);
+  const picked = all.filter((e) => e.id === remembered);
   const repo = params.get('hubModel');
-  if (!repo) return undefined;
+  if (!repo) return [...base, ...picked];
   const task = params.get('hubTask') === 'embedding' ? 'embedding' : 'chat';
   const entry: CatalogEntry = {
     id: `svc/hub-${repo.split('/').pop()}`,
@@ -48,12 +56,12 @@ async function catalog(): Promise<CatalogEntry[] | undefined> {
     dtype: { webgpu: params.get('hubDtype') ?? 'fp32', wasm: params.get('hubDtype') ?? 'fp32' },
     price: { input_per_1m: 0, output_per_1m: 0 },
   };
-  return [...(await browserCatalog('/models/', DEFAULT_MODELS)), entry];
+  return [...base, ...picked, entry];
 }
 
 const started = catalog().then((list) => startHearth({
   catalog: list,
-  hubURL: params.get('hub') ?? undefined,
+  hubURL,
   device: forced === 'webgpu' || forced === 'wasm' ? forced : 'auto',
   apiKey: params.get('key') ?? undefined,
   throttleMs: params.has('throttle') ? Number(params.get('throttle')) : undefined,
@@ -62,11 +70,12 @@ const started = catalog().then((list) => startHearth({
   upstreams: params.has('upstream')
     ? [{ id: 'svc/upstream', url: params.get('upstream')!, model: params.get('upstreamModel') ?? '', apiKey: params.get('upstreamKey') ?? undefined }]
     : undefined,
+  engine: params.get('engine') === 'dedicated' ? 'dedicated' : 'auto',
   onProgress: showProgress,
 }));
 window.hearth = started.then((h) => {
   window.__hearth = h;
-  return { baseURL: h.baseURL, apiKey: h.apiKey, device: h.device, models: h.models };
+  return { baseURL: h.baseURL, apiKey: h.apiKey, device: h.device, engine: h.engine, models: h.models };
 });
 
 started.then(
@@ -80,16 +89,21 @@ started.then(
 
 async function ui(h: Hearth) {
   const badge = $('device');
-  badge.textContent = h.device === 'webgpu' ? 'WebGPU' : `WASM · ${h.threads} thread${h.threads > 1 ? 's' : ''}`;
+  badge.textContent =
+    (h.device === 'webgpu' ? 'WebGPU' : `WASM · ${h.threads} thread${h.threads > 1 ? 's' : ''}`) +
+    (h.engine === 'shared' ? ' · shared by this site\'s tabs' : ' · this tab only');
   badge.className = `badge ${h.device}`;
-  const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: h.apiKey, dangerouslyAllowBrowser: true });
+  // No retries: a model that failed answers 503 with retry-after 60, and the page should say so at once.
+  const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: h.apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
 
   h.ready.then(() => {
     $('loading').classList.add('done');
     $('load-title').textContent = 'Models loaded';
   });
-  void refreshStatus();
-  setInterval(refreshStatus, 3000);
+  const refresh = () => Promise.all([refreshStatus(h), refreshStorage(h)]);
+  void refresh();
+  setInterval(refresh, 3000);
+  void picker(h);
 
   const { data: models } = await client.models.list();
   const select = $<HTMLSelectElement>('model');
@@ -111,6 +125,10 @@ async function ui(h: Hearth) {
     const out = bubble('assistant', '');
     out.classList.add('typing');
     $<HTMLButtonElement>('send').disabled = true;
+    const stop = new AbortController();
+    const stopButton = $<HTMLButtonElement>('stop');
+    stopButton.hidden = false;
+    stopButton.onclick = () => stop.abort();
     const t0 = performance.now();
     let first = 0;
     let chunks = 0;
@@ -120,7 +138,7 @@ async function ui(h: Hearth) {
         messages: history,
         stream: true,
         stream_options: { include_usage: true },
-      });
+      }, { signal: stop.signal });
       let usage = 0;
       for await (const chunk of stream) {
         const delta = chunk.choices[0]?.delta.content ?? '';
@@ -138,11 +156,19 @@ async function ui(h: Hearth) {
         `${usage} tokens in ${secs.toFixed(2)} s · first token after ${((first - t0) / 1000).toFixed(2)} s · ` +
         `${(usage / secs).toFixed(0)} tokens/s · ${chunks} chunks`;
     } catch (e) {
-      out.classList.add('error');
-      out.textContent = e instanceof Error ? e.message : String(e);
+      if (stop.signal.aborted) {
+        out.classList.add('stopped');
+        history.push({ role: 'assistant', content: out.textContent ?? '' });
+        $('chat-stats').textContent = `${chunks} chunks, then stopped`;
+      } else {
+        out.classList.add('error');
+        out.textContent = e instanceof Error ? e.message : String(e);
+      }
     } finally {
       out.classList.remove('typing');
+      stopButton.hidden = true;
       $<HTMLButtonElement>('send').disabled = false;
+      input.focus();
     }
   });
 
@@ -170,7 +196,7 @@ async function ui(h: Hearth) {
     $('cos').textContent = cos.toFixed(3);
     $('cos-bar').style.width = `${Math.max(0, cos) * 100}%`;
   });
-  $('compare').click();
+  void h.ready.then(() => $('compare').click());
 }
 
 function bubble(role: string, text: string): HTMLElement {
@@ -182,16 +208,61 @@ function bubble(role: string, text: string): HTMLElement {
   return el;
 }
 
-async function refreshStatus() {
+async function refreshStorage(h: Hearth) {
+  const s = await h.storage();
+  const mine = s.models.filter((m) => m.bytes > 0).map((m) => `${m.id} ${megabytes(m.bytes)}`);
+  $('storage').textContent =
+    `Storage: ${megabytes(s.usage)} used of ${megabytes(s.quota)}${s.persisted ? ', persistent' : ''}` +
+    (mine.length ? ` · ${mine.join(' · ')}` : '');
+}
+
+/** The hub models a tab can hold, with their download sizes; picking one remembers it and restarts with it. */
+async function picker(h: Hearth) {
+  const all = await browserCatalog('/models/').catch(() => []);
+  const list = await offers(browserSized(all), hubURL, h.device);
+  const reachable = list.filter((o) => o.bytes !== undefined);
+  const select = $<HTMLSelectElement>('hub-model');
+  const current = rememberedModel();
+  if (!reachable.length) {
+    $('hub-state').textContent = 'offline';
+    select.parentElement!.hidden = true;
+    $('hub-note').textContent = 'The hub does not answer: the fixture models serve, as they need no network.';
+    return;
+  }
+  $('hub-state').textContent = `${reachable.length} fit a tab`;
+  for (const o of reachable) select.add(new Option(`${o.entry.id} · ${o.entry.class} · ${megabytes(o.bytes!)}`, o.entry.id));
+  if (current) select.value = current;
+  select.disabled = false;
+  const use = $<HTMLButtonElement>('hub-use');
+  use.disabled = false;
+  $('hub-note').textContent = current
+    ? `${current} is remembered for this site: it loads with the fixtures on every visit.`
+    : 'Download size shown; weights are stored in this browser and load from there next time.';
+  use.onclick = () => {
+    rememberModel(select.value);
+    location.reload();
+  };
+}
+
+async function refreshStatus(h: Hearth) {
   try {
     const r = await fetch('/health');
-    const body = (await r.json()) as { status: string; models: Record<string, string> };
-    $('health').textContent = `/health: ${body.status}`;
-    const rows = Object.entries(body.models).map(
-      ([id, s]) => `<tr><td>${id}</td><td><span class="state ${s}">${s}</span></td></tr>`,
+    const body = (await r.json()) as { status: string; engine?: { kind: string; pages: number } };
+    const pages = body.engine ? ` · ${body.engine.pages} tab${body.engine.pages > 1 ? 's' : ''} on this engine` : '';
+    $('health').textContent = `/health: ${body.status}${pages}`;
+    const rows = (await h.runtime.engine.models()).map(
+      (m) =>
+        `<tr><td>${m.id}${m.status === 'failed' && m.detail ? `<div class="muted small">${escape(m.detail)}</div>` : ''}</td>` +
+        `<td><span class="state ${m.status}">${m.status}</span></td></tr>`,
     );
     $('status').querySelector('tbody')!.innerHTML = rows.join('');
   } catch (e) {
     $('health').textContent = `/health: ${String(e)}`;
   }
+}
+
+function escape(text: string): string {
+  const el = document.createElement('span');
+  el.textContent = text;
+  return el.innerHTML;
 }

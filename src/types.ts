@@ -19,6 +19,8 @@ export interface Runtime {
   metrics?: MetricsSource;
   /** Models served by upstream engines (their requests are forwarded); absent: none. */
   upstreams?: Upstreams;
+  /** Where the engine runs, for /health (the in-page runtime: a SharedWorker or this tab's own worker). */
+  engineHome?(): Promise<{ kind: 'shared' | 'dedicated'; pages: number }>;
   /** Announced incidents for /status, newest first. */
   incidents?(): Promise<Announcement[]>;
 }

@@ -136,6 +136,9 @@ export function mapError(err: unknown, requestId?: string): MappedError | null {
         return { status: 400, body: envelope('invalid_request_error', code, message, param ?? 'messages'), headers: {}, internal: false };
       case 'invalid_value':
         return { status: 400, body: envelope('invalid_request_error', code, message, param), headers: {}, internal: false };
+      case 'device_lost':
+        // The engine takes a new device and reloads: a retry shortly after is served.
+        return { status: 503, body: envelope('unavailable_error', code, message, param), headers: { 'retry-after': '5' }, internal: false };
       case 'unsupported_task':
         return { status: 400, body: envelope('invalid_request_error', 'invalid_value', message, param ?? 'model'), headers: {}, internal: false };
       default:

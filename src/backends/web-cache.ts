@@ -1,6 +1,7 @@
 // Model files in the browser: fetched from the app's own origin once, kept in the
 // Cache API, read from there on every later load (so a reloaded tab starts with the
 // network blocked). Works in pages and in workers; no DOM, no node: imports.
+import { ensureRoom, isQuotaExceeded, StorageFullError } from './web-quota.js';
 
 /** Name of the Cache API bucket that holds model files. */
 export const MODEL_CACHE = 'hearth-models-v1';
@@ -49,8 +50,8 @@ export function hubFolder(repo: string): string {
   return `${HUB_PREFIX}${repo}`;
 }
 
-/** The real URL of a file: hub folder paths map to `${endpoint}/${org}/${name}/resolve/main/${file}`. */
-function sourceURL(href: string): string {
+/** The real URL of a file (its key in the cache): hub folder paths map to `${endpoint}/${org}/${name}/resolve/main/${file}`. */
+export function sourceURL(href: string): string {
   const u = new URL(href);
   if (u.origin !== new URL(base()).origin || !u.pathname.startsWith(HUB_PREFIX)) return href;
   const [org, name, ...file] = u.pathname.slice(HUB_PREFIX.length).split('/');
@@ -88,11 +89,23 @@ export async function fetchModelFile(url: string | URL, opts: CachedFetchOptions
   }
   if (!res.ok) throw new Error(`Could not fetch ${href}: HTTP ${res.status}`);
   const total = Number(res.headers.get('content-length') ?? 0) || 0;
+  // (storage) A file that cannot fit is refused before its body is read.
+  if (cache) await ensureRoom(href, total).catch(async (e: unknown) => {
+    await res.body?.cancel();
+    await storageFull(href);
+    throw e;
+  });
   const bytes = await readAll(res, asked, total, opts);
   if (cache) {
     const headers = new Headers({ 'content-type': res.headers.get('content-type') ?? 'application/octet-stream' });
     headers.set('content-length', String(bytes.byteLength));
-    await cache.put(href, new Response(bytes as BodyInit, { headers })).catch(() => undefined); // quota: serve uncached
+    await cache.put(href, new Response(bytes as BodyInit, { headers })).catch(async (e: unknown) => {
+      if (!isQuotaExceeded(e)) return; // other refusals: serve it uncached
+      await cache.delete(href);
+      await storageFull(href);
+      const estimate = await navigator.storage?.estimate?.();
+      throw new StorageFullError(href, bytes.byteLength, Math.max(0, (estimate?.quota ?? 0) - (estimate?.usage ?? 0)), true);
+    });
   }
   opts.onProgress?.({ url: asked, loaded: bytes.byteLength, total: total || bytes.byteLength, done: true, fromCache: false });
   return bytes;
@@ -160,6 +173,13 @@ export function cachedFetch(opts: CachedFetchOptions = {}): (input: RequestInfo 
       return new Response(String(e), { status: status ? Number(status) : 404 });
     }
   };
+}
+
+/** (storage) Told the cache key of a file that did not fit, so the rest of its model can go too. */
+let storageFull: (href: string) => Promise<void> = async () => undefined;
+
+export function onStorageFull(fn: (href: string) => Promise<void>): void {
+  storageFull = fn;
 }
 
 /** Forgets every cached model file (the demo's "clear cache" and tests use it). */

@@ -85,10 +85,10 @@ export function webBackend(opts: WebBackendOptions): Backend {
     async readText(path) {
       return new TextDecoder().decode(await load(path));
     },
-    /** A folder (last segment without a dot) exists when its config.json does. */
+    /** A folder exists when its config.json does. (Folder names may hold dots: Qwen2.5-0.5B-Instruct.) */
     async exists(path) {
       const last = path.replace(/\/+$/, '').split('/').pop() ?? '';
-      const probe = last.includes('.') ? path : `${path.replace(/\/+$/, '')}/config.json`;
+      const probe = /\.(json|onnx|onnx_data|data|txt|model|bin)$/.test(last) ? path : `${path.replace(/\/+$/, '')}/config.json`;
       return modelFileExists(probe);
     },
   };
@@ -109,4 +109,16 @@ async function webBudget(device: WebDevice): Promise<DeviceBudget> {
     if (adapter) budget.maxBuffer = adapter.limits.maxStorageBufferBindingSize;
   }
   return budget;
+}
+
+// (device loss) ---------------------------------------------------------------
+/** The part of a GPUDevice the engine watches. */
+export interface LosableDevice {
+  lost: Promise<{ reason: string; message: string }>;
+  destroy(): void;
+}
+
+/** The WebGPU device onnxruntime-web runs on, once its first WebGPU session has made one. */
+export async function webgpuDevice(): Promise<LosableDevice | undefined> {
+  return (await ort.env.webgpu.device) as unknown as LosableDevice | undefined;
 }

@@ -9,7 +9,8 @@ export type EngineErrorCode =
   | 'invalid_value'
   | 'unsupported_task'
   | 'cancelled'
-  | 'engine_crashed';
+  | 'engine_crashed'
+  | 'device_lost';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

@@ -163,6 +163,15 @@ describe('error envelopes from the router over the stub engine', () => {
     expect(res.headers.get('retry-after')).toBe('12');
   });
 
+  test('device_lost from the engine is 503 unavailable_error with its message and a retry-after', async () => {
+    const { post, engine } = setup();
+    engine.script = () => ({ error: new EngineError('device_lost', 'The WebGPU device was lost (destroyed)') });
+    const res = await post('/v1/chat/completions', chat());
+    const err = await expectError(res, 503, 'unavailable_error', 'device_lost');
+    expect(err.message).toBe('The WebGPU device was lost (destroyed)');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
   test('chat on an embedding model and embeddings on a chat model are 400 invalid_value with param model', async () => {
     const { post } = setup();
     await expectError(await post('/v1/chat/completions', chat({ model: 'svc/tiny-embed' })), 400, 'invalid_request_error', 'invalid_value', 'model');

@@ -57,7 +57,10 @@ function hubMirror(): Plugin {
       server.middlewares.use((req, res, next) => {
         const m = /^\/mirror\/[\w.-]+\/([\w.-]+)\/resolve\/main\/([\w./-]+)$/.exec((req.url ?? '').split('?')[0]!);
         if (!m || m[2]!.includes('..')) return next();
-        const file = join(REPO_ROOT, 'models/fixtures', m[1]!, m[2]!);
+        const standIn = mirrorStandIns.get(m[1]!);
+        // A stand-in serves its fixture's fp32 weights under whatever dtype's name is asked.
+        const path = standIn && /^onnx\/model_\w+\.onnx$/.test(m[2]!) ? 'onnx/model.onnx' : m[2]!;
+        const file = join(REPO_ROOT, 'models/fixtures', standIn ?? m[1]!, path);
         mirrorHits.push(req.url!);
         if (!existsSync(file)) {
           res.statusCode = 404;
@@ -70,6 +73,9 @@ function hubMirror(): Plugin {
     },
   };
 }
+
+/** Repo names the hub mirror answers with a fixture (repo name → fixture name). */
+export const mirrorStandIns = new Map<string, string>();
 
 /** Requests the hub mirror answered. */
 export const mirrorHits: string[] = [];
@@ -140,12 +146,19 @@ export interface HearthInfo {
   baseURL: string;
   apiKey: string;
   device: 'webgpu' | 'wasm';
+  engine: 'shared' | 'dedicated';
   models: string[];
 }
 
 /** Opens the demo and waits for `window.hearth`. Page errors and console errors are collected. */
-export async function openDemo(context: BrowserContext, url: string, timeout = 180_000): Promise<{ page: Page; info: HearthInfo; errors: string[] }> {
+export async function openDemo(
+  context: BrowserContext,
+  url: string,
+  timeout = 180_000,
+  prepare?: (page: Page) => Promise<unknown>,
+): Promise<{ page: Page; info: HearthInfo; errors: string[] }> {
   const page = await context.newPage();
+  await prepare?.(page);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   // Network statuses (a 401 a test asked for) are the tests' business, not page errors.

@@ -71,8 +71,21 @@ for (const device of ['wasm', 'webgpu'] as const) {
       expect(r.embeddings).toMatchObject({ count: 2, dim: 1536 });
       expect(r.embeddings.norm).toBeCloseTo(1, 4);
       expect(r.unauthorized).toEqual({ status: 401, code: 'invalid_api_key' });
-      expect(r.health).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' } });
+      expect(r.health).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' }, engine: { kind: 'shared', pages: 1 } });
     }, 240_000);
+
+    if (device === 'webgpu') {
+      it('on device loss, ends the stream in flight with a device_lost error event, takes a new device and serves the next request', async () => {
+        const before = await inPage(page, 'greedyChat', info);
+        const r = await inPage(page, 'deviceLossDuringStream', info);
+        expect(r.status).toBe(200);
+        expect(JSON.parse(r.last.slice(6))).toMatchObject({ error: { type: 'unavailable_error', code: 'device_lost' } });
+        expect(JSON.parse(r.last.slice(6)).error.message).toMatch(/^The WebGPU device was lost \(destroyed/);
+        for (const m of r.meanwhile) expect(m).toMatchObject({ status: 503 });
+        expect(r.after.body.choices[0].message.content).toBe(before.body.choices[0].message.content);
+        expect(await page.evaluate('window.__hearth.device')).toBe('webgpu');
+      }, 240_000);
+    }
 
     it('logged no page errors', () => {
       expect(errors).toEqual([]);
@@ -107,10 +120,16 @@ suite('streaming in the page (WASM)', () => {
     expect(times.at(-1)!).toBeGreaterThan(times[0]!);
   }, 240_000);
 
-  it('the SDK chat stream yields content chunks at different times', async () => {
-    const at = await inPage(page, 'chatStreamTiming', info);
-    expect(at.length).toBeGreaterThan(2);
-    expect([...at].sort((a, b) => a - b)).toEqual(at);
-    expect(at.at(-1)!).toBeGreaterThan(at[0]!);
+  it('the SDK chat stream delivers its content chunks while the model is still producing, in each of 20 runs', async () => {
+    const runs = await inPage(page, 'chatStreamTimings', info, 20);
+    const early = runs.map(({ produced, arrived }) => {
+      expect(arrived.length).toBeGreaterThan(2);
+      expect([...arrived].sort((a, b) => a - b)).toEqual(arrived);
+      // Buffered anywhere between the engine and the reader, every chunk would arrive
+      // after the last token was produced (one burst); streamed, most arrive before.
+      return arrived.filter((t) => t < produced.at(-1)!).length / arrived.length;
+    });
+    console.log(`[browser] SDK chat streams: share of content chunks read before the last token was produced, per run: ${early.map((f) => f.toFixed(2)).join(' ')}`);
+    for (const f of early) expect(f).toBeGreaterThanOrEqual(0.5);
   }, 120_000);
 });

@@ -39,7 +39,8 @@ suite('the in-tab runtime over its life', () => {
   const browser = freshBrowser();
 
   it('after a reload, loads the weights from the Cache API with /models/* refused', async () => {
-    const { page, info } = await openDemo(browser.context, `${server.url}?device=wasm`);
+    // A dedicated engine ends with its page; a shared one could outlive the reload and never load again.
+    const { page, info } = await openDemo(browser.context, `${server.url}?device=wasm&engine=dedicated`);
     const first = await inPage(page, 'greedyChat', info);
     expect(first.status).toBe(200);
     const firstLoad = (await page.evaluate('window.__hearthProgress')) as Progress[];

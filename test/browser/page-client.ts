@@ -2,6 +2,7 @@
 // openai SDK and plain fetch against the page's own origin, which MSW's service
 // worker answers in the tab.
 import OpenAI from 'openai';
+import type { EngineApi } from '../../src/engine/protocol.js';
 
 export interface Info {
   apiKey: string;
@@ -98,13 +99,32 @@ export async function generateStreamTiming(info: Info, tokens: number) {
   return { status: res.status, arrivals, completionTokens: last.meta_info.completion_tokens, done: text.includes('data: [DONE]') };
 }
 
-/** The SDK's chat stream: arrival time of each content chunk. */
-export async function chatStreamTiming(info: Info) {
-  const t0 = performance.now();
-  const stream = await client(info).chat.completions.create({ model: 'svc/tiny-chat', messages: CHAT, temperature: 0, stream: true });
-  const at: number[] = [];
-  for await (const c of stream) if (c.choices[0]?.delta.content) at.push(performance.now() - t0);
-  return at;
+/**
+ * The SDK's chat stream, `runs` times: when each token reached the page from the engine
+ * (production, as the page sees it) and when each content chunk reached the SDK's reader.
+ */
+export async function chatStreamTimings(info: Info, runs: number) {
+  const engine = (window as unknown as { __hearth: { runtime: { engine: EngineApi } } }).__hearth.runtime.engine;
+  const generate = engine.generate;
+  let produced: number[] = [];
+  engine.generate = (req, onToken) =>
+    generate.call(engine, req, (ev) => {
+      produced.push(performance.now());
+      onToken(ev);
+    });
+  try {
+    const out: { produced: number[]; arrived: number[] }[] = [];
+    for (let i = 0; i < runs; i++) {
+      produced = [];
+      const arrived: number[] = [];
+      const stream = await client(info).chat.completions.create({ model: 'svc/tiny-chat', messages: CHAT, temperature: 0, stream: true });
+      for await (const c of stream) if (c.choices[0]?.delta.content) arrived.push(performance.now());
+      out.push({ produced, arrived });
+    }
+    return out;
+  } finally {
+    engine.generate = generate;
+  }
 }
 
 /** A plain request, returning status and parsed body (for error checks). */
@@ -158,9 +178,8 @@ export async function chatWhileLoading(info: Info) {
   throw new Error('the model never became ready');
 }
 
-/** The engine worker dies while a chat stream is being read: what the stream ends with. */
-export async function crashDuringStream(info: Info) {
-  const hearth = (window as unknown as { __hearth: { __crashWorkerForTests(): Promise<void> } }).__hearth;
+/** A long /generate stream; after its first piece `breakIt` runs; what the stream ends with. */
+async function streamBrokenBy(info: Info, breakIt: () => Promise<void>) {
   const res = await fetch('/generate', {
     method: 'POST',
     headers: { authorization: `Bearer ${info.apiKey}`, 'content-type': 'application/json' },
@@ -169,7 +188,7 @@ export async function crashDuringStream(info: Info) {
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
   let text = dec.decode((await reader.read()).value, { stream: true });
-  await hearth.__crashWorkerForTests();
+  await breakIt();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -227,4 +246,26 @@ export async function structuredFlow(info: Info, schema: Record<string, unknown>
     call: { name: fn?.type === 'function' ? fn.function.name : undefined, arguments: fn?.type === 'function' ? fn.function.arguments : undefined, finish: call.choices[0]!.finish_reason },
     stream: { name, arguments: args, finish },
   };
+}
+
+type TestHooks = { __crashWorkerForTests(): Promise<void>; __loseDeviceForTests(): Promise<void> };
+const hooks = () => (window as unknown as { __hearth: TestHooks }).__hearth;
+
+/** The engine worker dies while a stream is being read: what the stream ends with. */
+export async function crashDuringStream(info: Info) {
+  return streamBrokenBy(info, () => hooks().__crashWorkerForTests());
+}
+
+/** The engine's WebGPU device is destroyed while a stream is read: how the stream ends, then asks until served. */
+export async function deviceLossDuringStream(info: Info) {
+  const stream = await streamBrokenBy(info, () => hooks().__loseDeviceForTests());
+  // Until the new device and model are up, a request may still meet the old worker.
+  const meanwhile: unknown[] = [];
+  for (let i = 0; i < 200; i++) {
+    const r = await greedyChat(info);
+    if (r.status === 200) return { ...stream, meanwhile, after: r };
+    meanwhile.push({ status: r.status, body: r.body });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error('never served again after the device loss');
 }

@@ -6,7 +6,8 @@ export function health(deps: RouteDeps) {
   return async (_c: Ctx): Promise<Response> => {
     try {
       const models = await deps.runtime.engine.models();
-      return jsonResponse({ status: 'ok', models: Object.fromEntries(models.map((m) => [m.id, m.status])) });
+      const engine = await deps.runtime.engineHome?.();
+      return jsonResponse({ status: 'ok', models: Object.fromEntries(models.map((m) => [m.id, m.status])), ...(engine && { engine }) });
     } catch {
       // The engine (worker) is not answering: the process is up but cannot serve.
       return jsonResponse({ status: 'unavailable', models: {} }, 503);

@@ -1,9 +1,10 @@
-// The page's side of the engine: a dedicated Web Worker driven through comlink.
+// The page's side of the engine: a SharedWorker (one engine for every tab of the
+// origin) or a dedicated Web Worker, driven through comlink on this page's port.
 // Like the Node client, calls in flight when the worker dies fail with
 // `engine_crashed`, and a fresh worker starts and loads the same models again.
 // It also tracks load progress, which shows in models()' `detail` (and so in the
 // 503 a request gets while its model is still loading).
-import type { WorkerConfig, WorkerInfo, BrowserWorkerApi } from '../../../worker/browser.js';
+import type { BrowserWorkerApi, EngineHome, WorkerConfig, WorkerInfo } from '../../../worker/browser.js';
 import { hubFolder, type FileProgress } from '../../backends/web-cache.js';
 import { isHubId } from '../catalog.js';
 import { EngineError } from '../errors.js';
@@ -11,7 +12,7 @@ import type { CatalogEntry, EngineApi, ModelState } from '../protocol.js';
 import { Comlink } from '../rpc.js';
 import { forwardEngine, ServedModels, type WorkerCall } from './forward.js';
 
-export type { WorkerConfig, WorkerInfo };
+export type { EngineHome, WorkerConfig, WorkerInfo };
 
 /** A model's load progress, as events report it. */
 export interface LoadProgress {
@@ -30,17 +31,25 @@ export interface LoadProgress {
 
 export interface BrowserEngine extends EngineApi {
   readonly info: WorkerInfo;
-  /** Stops the worker. */
+  /** Where the engine runs and how many pages share it. */
+  home(): Promise<EngineHome>;
+  /** Bytes each model's files take in the Cache API. */
+  storedModels(): Promise<{ id: string; bytes: number }[]>;
+  /** Evicts a model's files from the Cache API. */
+  removeModel(id: string): Promise<void>;
+  /** Leaves the engine: ends a dedicated worker; a shared one goes on serving other pages. */
   terminate(): Promise<void>;
   /** Makes the worker throw an uncaught error (tests of crash recovery). */
   crashForTests(): Promise<void>;
+  /** Development builds: destroys the engine's WebGPU device (tests of device loss). */
+  loseDeviceForTests(): Promise<void>;
   /** Resolves when a replacement worker is up after a crash (at once if none is pending). */
   restarted(): Promise<void>;
 }
 
 export interface BrowserEngineOptions {
-  /** Creates the engine worker (a module worker running worker/browser.ts). */
-  createWorker: () => Worker;
+  /** Creates or joins the engine worker (worker/browser.ts as a module SharedWorker or Worker) of this name. */
+  createWorker: (name: string) => Worker | SharedWorker;
   config: WorkerConfig;
   onProgress?: (p: LoadProgress) => void;
   /** Called after a crash, once the replacement worker has started. */
@@ -87,36 +96,46 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
   }
 
   interface Spawned {
-    worker: Worker;
+    worker: Worker | SharedWorker;
     api: Comlink.Remote<BrowserWorkerApi>;
     info: WorkerInfo;
+    /** Ends a dedicated worker; closes this page's port to a shared one. */
+    leave(): void;
   }
 
-  async function spawn(): Promise<Spawned> {
-    const worker = opts.createWorker();
-    const api = Comlink.wrap<BrowserWorkerApi>(worker);
+  // Held while this page lives: the engine cancels the page's requests once it is free.
+  const pageLock = await holdLock(`hearth-page-${crypto.randomUUID()}`);
+
+  async function spawn(name: string): Promise<Spawned> {
+    const worker = opts.createWorker(name);
+    const port = 'port' in worker ? worker.port : worker;
+    const api = Comlink.wrap<BrowserWorkerApi>(port);
+    const leave = () => ('port' in worker ? worker.port.close() : worker.terminate());
     worker.addEventListener('error', (ev) => {
       ev.preventDefault();
-      crashed(worker, ev.message || 'uncaught error');
+      crashed(worker, (ev as ErrorEvent).message || 'uncaught error');
     });
-    worker.addEventListener('messageerror', () => crashed(worker, 'a message could not be read'));
-    const info = await api.start(opts.config, Comlink.proxy(onFile));
-    return { worker, api, info };
+    port.addEventListener('messageerror', () => crashed(worker, 'a message could not be read'));
+    const info = await api.start(opts.config, Comlink.proxy(onFile), pageLock.name);
+    // Granted once the worker is gone, however it ended (a SharedWorker's faults fire no event here).
+    void navigator.locks.request(info.lifeLock, () => crashed(worker, 'the worker ended'));
+    return { worker, api, info, leave };
   }
 
-  let current = await spawn();
+  let current = await spawn(await liveEngineName());
   /** While a replacement worker starts after a crash: resolves to it. */
   let restarting: Promise<Spawned> | null = null;
 
-  function crashed(worker: Worker, why: string) {
+  function crashed(worker: Worker | SharedWorker, why: string) {
     if (closing || worker !== current.worker || restarting) return;
-    worker.terminate();
+    current.leave();
     const crash = new EngineError('engine_crashed', `The engine worker stopped unexpectedly (${why}); it is being restarted`);
     for (const reject of pending) reject(crash);
     pending.clear();
     files.clear();
     restarting = (async () => {
-      const next = await spawn();
+      // A name of its own: a SharedWorker that is still closing would answer to the old one.
+      const next = await spawn(successorName(current.info.lifeLock));
       if (served.entries.length) await next.api.load(served.entries);
       // Calls made meanwhile wait for the models to be back (from the cache: quick)
       // rather than get 503s.
@@ -153,12 +172,17 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
       const states: ModelState[] = await call((api) => api.models());
       return states.map((m) => (m.status === 'starting' && !m.detail ? { ...m, detail: progressText(summary(m.id)) } : m));
     },
+    home: () => call((api) => api.home()),
+    storedModels: () => call((api) => api.storedModels()),
+    removeModel: (id) => call((api) => api.removeModel(id)),
     crashForTests: () => call((api) => api.crashForTests()),
+    loseDeviceForTests: () => call((api) => api.loseDeviceForTests()),
     restarted: async () => void (await restarting),
     async terminate() {
       await call((api) => api.dispose()).catch(() => undefined);
       closing = true;
-      current.worker.terminate();
+      current.leave();
+      pageLock.release();
     },
   };
 }
@@ -167,4 +191,28 @@ function progressText(s: { loaded: number; total: number; fraction: number }): s
   if (!s.total) return 'loading';
   const mb = (n: number) => (n / 1e6).toFixed(n < 1e7 ? 2 : 0);
   return `loading ${Math.floor(s.fraction * 100)}% (${mb(s.loaded)} of ${mb(s.total)} MB)`;
+}
+
+/** The name of the shared engine that lives now (tabs that restarted it after a crash renamed it), or the first name. */
+async function liveEngineName(): Promise<string> {
+  const { held = [] } = await navigator.locks.query();
+  const live = held.map((l) => l.name?.split(':') ?? []).find((parts) => parts[0] === 'hearth-shared');
+  return live?.[1] ?? 'hearth-engine';
+}
+
+/** Every tab that saw the same engine die names its successor alike, so they all join one. */
+function successorName(deadLifeLock: string): string {
+  return `hearth-engine-${deadLifeLock.split(':').at(-1)}`;
+}
+
+/** Takes a Web Lock and holds it until `release()`. */
+async function holdLock(name: string): Promise<{ name: string; release: () => void }> {
+  let release: () => void = () => undefined;
+  await new Promise<void>((granted) => {
+    void navigator.locks.request(name, () => {
+      granted();
+      return new Promise<void>((r) => (release = r));
+    });
+  });
+  return { name, release: () => release() };
 }

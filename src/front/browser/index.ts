@@ -1,6 +1,8 @@
 // hearth/browser: Hearth inside a browser tab. The engine runs on onnxruntime-web in a
-// dedicated Web Worker; MSW's service worker answers the page's own fetch('/v1/...')
-// (an unmodified openai SDK included) with the same router as the Node server.
+// SharedWorker that every tab of the origin shares (a dedicated Web Worker where there
+// are none); the page's own fetch('/v1/...') (an unmodified openai SDK included) is
+// answered in the page, and MSW's service worker answers the rest, with the same
+// router as the Node server.
 import { setupWorker } from 'msw/browser';
 import { createAccess } from '../../access/access.js';
 import { generateKey, isWellFormedKey } from '../../access/keys.js';
@@ -9,14 +11,16 @@ import { fetchModelFile } from '../../backends/web-cache.js';
 import type { WebDevice } from '../../backends/web.js';
 import { parseCatalog } from '../../engine/catalog.js';
 import { startBrowserEngine, type BrowserEngine, type LoadProgress } from '../../engine/client/browser.js';
+import type { EngineKind } from '../../../worker/browser.js';
 import type { CatalogEntry, ModelTask } from '../../engine/protocol.js';
 import { upstreamEntry } from '../../upstream/entry.js';
 import { Upstreams, withUpstreams } from '../../upstream/registry.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
 import type { Runtime } from '../../types.js';
 import { handlersFor } from '../msw/handlers.js';
+import { answerPageFetch } from './page-fetch.js';
 
-export type { LoadProgress, WebDevice };
+export type { EngineKind, LoadProgress, WebDevice };
 export { clearModelCache, MODEL_CACHE } from '../../backends/web-cache.js';
 
 export interface StartHearthOptions {
@@ -39,8 +43,13 @@ export interface StartHearthOptions {
   numThreads?: number;
   /** MSW's service worker script (`npx msw init <public dir>`); default `/mockServiceWorker.js`. */
   serviceWorkerURL?: string;
-  /** Starts the engine worker. Default: worker/browser.ts through the bundler (Vite). */
-  createWorker?: () => Worker;
+  /** `auto` (default): a SharedWorker where the browser has them (one engine for every tab), else a
+   * dedicated worker. `dedicated`: this tab's own engine; in Chromium a SharedWorker is not
+   * cross-origin isolated, so only a dedicated worker runs WASM on several threads. */
+  engine?: EngineKind | 'auto';
+  /** Starts or joins the engine worker of this name. Default: worker/browser.ts through the
+   * bundler (Vite), as a SharedWorker where the browser has them, else as a dedicated Worker. */
+  createWorker?: (name: string) => Worker | SharedWorker;
   /** Load progress, per model, as files arrive; a last event per model with `done`. */
   onProgress?: (p: LoadProgress) => void;
   /** Resolve only once every model is ready or failed (default true). With false it
@@ -90,17 +99,32 @@ export interface Hearth {
   baseURL: string;
   apiKey: string;
   device: WebDevice;
+  /** `shared`: one engine in a SharedWorker serves every tab of the origin; `dedicated`: this tab's own worker. */
+  engine: EngineKind;
   /** Model ids served. */
   models: string[];
   /** WASM threads in use (1 on WebGPU). */
   threads: number;
   /** Resolves once every model is ready or failed. */
   ready: Promise<void>;
+  /** The origin's storage (navigator.storage.estimate()), whether it is persistent, and what each model's files take. */
+  storage(): Promise<StorageReport>;
+  /** Evicts a model's files from the Cache API; a loaded copy serves on until the engine restarts, then it downloads again. */
+  removeModel(id: string): Promise<void>;
   runtime: Runtime;
-  /** Stops answering requests and ends the engine worker. */
+  /** Stops answering requests and leaves the engine (a shared one goes on for the other tabs). */
   stop(): Promise<void>;
   /** Makes the engine worker throw an uncaught error; calls in flight fail, and the next one gets a fresh worker. */
   __crashWorkerForTests(): Promise<void>;
+  /** Development builds only (`import.meta.env.DEV`): destroys the WebGPU device the engine runs on. */
+  __loseDeviceForTests?(): Promise<void>;
+}
+
+export interface StorageReport {
+  usage: number;
+  quota: number;
+  persisted: boolean;
+  models: { id: string; bytes: number }[];
 }
 
 export const DEFAULT_MODELS = ['svc/tiny-chat', 'svc/tiny-embed'];
@@ -114,6 +138,9 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   }
   const catalog = options.catalog ?? (await browserCatalog(options.modelsURL ?? '/models/', options.models ?? DEFAULT_MODELS));
 
+  // Weights are large: ask that the browser not evict them under storage pressure.
+  void navigator.storage?.persist?.().catch(() => false);
+
   const access = createAccess({ store: createMemoryStore() });
   await access.addKey(apiKey, { name: 'page' });
 
@@ -123,7 +150,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     options.onProgress?.(p);
   };
   const engine: BrowserEngine = await startBrowserEngine({
-    createWorker: options.createWorker ?? defaultWorker,
+    createWorker: options.createWorker ?? ((name) => defaultWorker(name, options.engine !== 'dedicated')),
     config: {
       device: options.device ?? 'auto',
       wasmPaths: new URL(options.wasmPaths ?? '/ort/', origin).href,
@@ -138,6 +165,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   const runtime: Runtime = {
     ...createRuntime({ engine: withUpstreams(engine, remote.upstreams), access, catalog: served }),
     upstreams: remote.upstreams,
+    engineHome: () => engine.home(),
   };
   const ready = modelsSettled(engine, 100).then(async () => {
     for (const m of await engine.models()) {
@@ -154,38 +182,56 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     }
   });
 
-  const msw = setupWorker(...handlersFor(runtime, baseURL));
+  const handlers = handlersFor(runtime, baseURL);
+  const msw = setupWorker(...handlers);
   await msw.start({
     serviceWorker: { url: options.serviceWorkerURL ?? '/mockServiceWorker.js' },
     onUnhandledRequest: 'bypass',
     quiet: true,
   });
+  const restoreFetch = answerPageFetch(handlers);
   if (options.waitForModels !== false) await ready;
 
   return {
     baseURL,
     apiKey,
     device: engine.info.device,
+    engine: engine.info.kind,
     threads: engine.info.threads,
     models: served.map((e) => e.id),
     ready,
     runtime,
+    async storage() {
+      const [estimate, persisted, models] = await Promise.all([
+        navigator.storage.estimate(),
+        navigator.storage.persisted(),
+        engine.storedModels(),
+      ]);
+      return { usage: estimate.usage ?? 0, quota: estimate.quota ?? 0, persisted, models };
+    },
+    removeModel: (id) => engine.removeModel(id),
     async stop() {
+      restoreFetch();
       msw.stop();
       await runtime.close();
     },
     async __crashWorkerForTests() {
       await engine.crashForTests();
     },
+    ...((import.meta as { env?: { DEV?: boolean } }).env?.DEV && { __loseDeviceForTests: () => engine.loseDeviceForTests() }),
   };
 }
 
-function defaultWorker(): Worker {
-  return new Worker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name: 'hearth-engine' });
+function defaultWorker(name: string, shared: boolean): Worker | SharedWorker {
+  // Both spelled out in full: bundlers find worker entry points by this exact shape.
+  if (shared && typeof SharedWorker === 'function') {
+    return new SharedWorker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name });
+  }
+  return new Worker(new URL('../../../worker/browser.js', import.meta.url), { type: 'module', name });
 }
 
-/** The catalog the app serves at `modelsURL` (cached like the weights), narrowed to `ids`. */
-export async function browserCatalog(modelsURL: string, ids: string[]): Promise<CatalogEntry[]> {
+/** The catalog the app serves at `modelsURL` (cached like the weights), narrowed to `ids` (all of it without). */
+export async function browserCatalog(modelsURL: string, ids?: string[]): Promise<CatalogEntry[]> {
   const url = new URL('catalog.json', new URL(modelsURL.replace(/\/*$/, '/'), location.href));
   const text = new TextDecoder().decode(await fetchModelFile(url));
   // transformers.js loads same-origin paths as local files; keep sources as paths.
@@ -193,6 +239,7 @@ export async function browserCatalog(modelsURL: string, ids: string[]): Promise<
     const u = new URL(source, url);
     return u.origin === location.origin ? u.pathname : u.href;
   });
+  if (!ids) return entries;
   const missing = ids.filter((id) => !entries.some((e) => e.id === id));
   if (missing.length) throw new Error(`Not in ${url.href}: ${missing.join(', ')}`);
   return ids.map((id) => entries.find((e) => e.id === id)!);
