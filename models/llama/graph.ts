@@ -21,6 +21,11 @@ export interface GraphVariant {
   embedScale?: number;
   /** lm_head is the embedding matrix transposed (one initializer, as tied checkpoints). */
   tiedEmbeddings?: boolean;
+  /**
+   * Feature-extraction exports of decoder embedders (Qwen3-Embedding, gte-Qwen2) stop at the
+   * final norm: `last_hidden_state` instead of `logits`, the KV inputs and outputs kept.
+   */
+  hiddenStates?: boolean;
 }
 
 /** Additive mask value: large and finite, so rows of left padding stay finite. */
@@ -142,6 +147,10 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     // The last num_logits_to_keep positions (0 keeps them all, as -0 is 0).
     const start = g.node('Unsqueeze', [g.node('Neg', [keep], {}, 'keep.neg'), g.ints('keep.axes', [0])], {}, 'keep.start');
     hf = g.node('Slice', [hf, start, g.ints('keep.end', [Number.MAX_SAFE_INTEGER]), g.ints('keep.axis', [1])], {}, 'keep.hidden');
+  }
+  if (variant.hiddenStates) {
+    g.output('last_hidden_state', narrow(g, hf, ioType), ioType, ['batch_size', 'sequence_length', H]);
+    return g;
   }
   const logitsName = ioType === TensorType.FLOAT ? 'logits' : 'logits_f32';
   const logits = variant.tiedEmbeddings

@@ -3,8 +3,9 @@ import { isHubId } from './catalog.js';
 import { EngineError } from './errors.js';
 import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
-import { Encoder } from './models/encoder.js';
-import { validateCheckpoint } from './models/files.js';
+import { DecoderEmbedder } from './models/decoder-embedder.js';
+import { Encoder, type Embedder } from './models/encoder.js';
+import { isDecoderType, validateCheckpoint } from './models/files.js';
 import { checkFit, estimateFit } from './models/fit.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
 import type { EngineOptions } from './engine.js';
@@ -20,7 +21,7 @@ export interface LoadedModel {
   codec: TextCodec;
   lm?: CausalLM;
   scheduler?: Scheduler;
-  encoder?: Encoder;
+  encoder?: Embedder;
 }
 
 export interface HostOptions extends EngineOptions {
@@ -197,11 +198,12 @@ export class ModelHost {
     } else if (!(await this.backend.exists(folder))) {
       throw new Error(`${entry.id}: model folder ${folder} does not exist (run \`npm run models\` for the fixtures)`);
     }
-    await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
+    const info = await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
     const codec = await TextCodec.load(folder, { localOnly: true });
     await this.#checkFit(folder, entry);
     if (entry.task === 'embedding') {
-      return { codec, encoder: await Encoder.load(this.backend, folder, entry) };
+      const embedder = isDecoderType(info.model_type) ? DecoderEmbedder : Encoder;
+      return { codec, encoder: await embedder.load(this.backend, folder, entry) };
     }
     const lm = await CausalLM.load(this.backend, folder, entry);
     try {

@@ -96,8 +96,10 @@ export async function downloadModel(opts: HubOptions, req: DownloadRequest): Pro
       throw new DownloadError(`cannot download the tokenizer of ${req.repo}: ${(e as Error).message}`);
     }
   }
-  const optional = new Set(['generation_config.json', 'special_tokens_map.json']);
-  for (const file of new Set([...files, 'tokenizer.json', 'tokenizer_config.json'])) {
+  // Embedders' pooling mode lives in sentence-transformers' module folder (decoder embedders: last token).
+  const pooling = req.task === 'embedding' ? ['1_Pooling/config.json'] : [];
+  const optional = new Set(['generation_config.json', 'special_tokens_map.json', ...pooling]);
+  for (const file of new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling])) {
     const dest = join(folder, file);
     if (existsSync(dest)) continue;
     await downloadFile(fileUrl(req.repo, file, revision), dest, {
