@@ -30,7 +30,7 @@ beforeAll(async () => {
     baseURL: 'http://hearth.test/v1',
     apiKey: `svc_live_${'a1B2'.repeat(8)}`,
     maxRetries: 0,
-    fetch: (url: RequestInfo | URL, init?: RequestInit) => router.fetch(new Request(url, init)),
+    fetch: async (url: RequestInfo | URL, init?: RequestInit) => router.fetch(new Request(url, init)),
   });
 }, 60_000);
 afterAll(() => runtime?.close());
