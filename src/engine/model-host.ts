@@ -5,8 +5,8 @@ import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
 import { DecoderEmbedder } from './models/decoder-embedder.js';
 import { Encoder, type Embedder } from './models/encoder.js';
-import { isDecoderType, validateCheckpoint } from './models/files.js';
-import { checkFit, estimateFit } from './models/fit.js';
+import { dtypeFor, isDecoderType, validateCheckpoint } from './models/files.js';
+import { checkFit, estimateFit, estimateFromSizes, size, type KvConfig } from './models/fit.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
 import type { EngineOptions } from './engine.js';
 import { PrefixCache } from './kv/prefix-cache.js';
@@ -177,12 +177,29 @@ export class ModelHost {
     if (estimate && this.backend.budget) checkFit(entry.id, estimate, await this.backend.budget());
   }
 
+  /** A hub model that cannot fit is refused from its listed sizes, before gigabytes are downloaded. */
+  async #checkFitBeforeDownload(entry: CatalogEntry): Promise<void> {
+    if (!this.opts.hub?.plan || !this.backend.budget) return;
+    this.detail = `checking the sizes of ${entry.source}`;
+    const device = this.backend.device;
+    const plan = await this.opts.hub.plan(entry, device);
+    const weights = plan.files.filter((f) => f.file.startsWith('onnx/')).reduce((n, f) => n + f.bytes, 0);
+    const estimate = estimateFromSizes(entry, dtypeFor(entry, device), weights, (plan.config ?? {}) as KvConfig);
+    try {
+      checkFit(entry.id, estimate, await this.backend.budget());
+    } catch (e) {
+      const listed = plan.files.filter((f) => f.file.startsWith('onnx/')).map((f) => `${f.file} ${size(f.bytes)}`).join(', ');
+      throw new Error(`${(e as Error).message}; nothing was downloaded (${entry.source}: ${listed})`);
+    }
+  }
+
   async #load(entry: CatalogEntry): Promise<LoadedModel> {
     let folder = entry.source;
     if (isHubId(folder)) {
       if (!this.opts.hub) {
         throw new Error(`${entry.id}: ${folder} is a hub repo id, and this engine loads local folders only`);
       }
+      await this.#checkFitBeforeDownload(entry);
       this.detail = `downloading ${folder}`;
       this.download = [];
       folder = await this.opts.hub.fetch(entry, this.backend.device, (p) => {
