@@ -117,16 +117,25 @@ async function listFiles(req: Pick<DownloadRequest, 'repo' | 'dtype'>): Promise<
 export async function planDownload(opts: HubOptions, req: Pick<DownloadRequest, 'repo' | 'dtype'>): Promise<HubPlan> {
   configureHub(opts);
   const revision = opts.revision ?? 'main';
+  const folder = repoFolder(opts.cacheDir, req.repo);
   const files: HubPlan['files'] = [];
   for (const file of await listFiles(req)) {
+    // A file already here is measured here: a downloaded model loads with no hub reachable.
+    const local = await stat(join(folder, file)).catch(() => undefined);
+    if (local) {
+      files.push({ file, bytes: local.size });
+      continue;
+    }
     const res = await fetch(fileUrl(req.repo, file, revision), { method: 'HEAD' }).catch((e: unknown) => {
       throw new DownloadError(`cannot reach ${req.repo}/${file}: ${(e as Error).message}${causeOf(e)}`);
     });
     if (!res.ok) throw new DownloadError(`${req.repo}/${file}: the hub answered ${res.status}`);
     files.push({ file, bytes: Number(res.headers.get('x-linked-size') ?? res.headers.get('content-length') ?? 0) });
   }
-  const res = await fetch(fileUrl(req.repo, 'config.json', revision)).catch(() => undefined);
-  const config = res?.ok ? ((await res.json().catch(() => undefined)) as Record<string, unknown> | undefined) : undefined;
+  const config = await readFile(join(folder, 'config.json'), 'utf8')
+    .catch(async () => (await fetch(fileUrl(req.repo, 'config.json', revision))).text())
+    .then((text) => JSON.parse(text) as Record<string, unknown>)
+    .catch(() => undefined);
   return { files, config };
 }
 
