@@ -136,6 +136,7 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     files: [
       { dtype: 'fp32', variant: { tiedEmbeddings: true, hiddenStates: true } },
       { dtype: 'fp16', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'fp16', io: 'float16' } },
+      { dtype: 'q8', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'q8' } },
     ],
     embedder: { pooling: 'lasttoken', eos: '<|endoftext|>' },
   },

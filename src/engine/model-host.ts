@@ -219,8 +219,10 @@ export class ModelHost {
     const codec = await TextCodec.load(folder, { localOnly: true });
     await this.#checkFit(folder, entry);
     if (entry.task === 'embedding') {
-      const embedder = isDecoderType(info.model_type) ? DecoderEmbedder : Encoder;
-      return { codec, encoder: await embedder.load(this.backend, folder, entry) };
+      const encoder = isDecoderType(info.model_type)
+        ? await DecoderEmbedder.load(this.backend, folder, entry, codec.tokenizer.pad_token_id ?? 0)
+        : await Encoder.load(this.backend, folder, entry);
+      return { codec, encoder };
     }
     const lm = await CausalLM.load(this.backend, folder, entry);
     try {

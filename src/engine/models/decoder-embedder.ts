@@ -18,15 +18,20 @@ export class DecoderEmbedder implements Embedder {
     private readonly session: InferenceSession,
     private readonly io: DecoderInterface,
     private readonly pooling: Pooling,
+    private readonly padId: bigint,
   ) {}
 
-  static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<DecoderEmbedder> {
+  /**
+   * `padId` fills the padding as transformers.js's tokenizer does: masked out, but a q8
+   * export's per-tensor activation scale still sees those rows.
+   */
+  static async load(backend: Backend, folder: string, entry: CatalogEntry, padId = 0): Promise<DecoderEmbedder> {
     const config = await readJson<DecoderConfig>(backend, joinPath(folder, 'config.json'));
     if (!config) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
     const pooling = await readPooling(backend, folder, 'last_token');
     const session = await createModelSession(backend, folder, entry);
     try {
-      return new DecoderEmbedder(backend, session, readDecoderInterface(session, config, 'last_hidden_state'), pooling);
+      return new DecoderEmbedder(backend, session, readDecoderInterface(session, config, 'last_hidden_state'), pooling, BigInt(padId));
     } catch (e) {
       await session.release();
       throw e;
@@ -38,7 +43,7 @@ export class DecoderEmbedder implements Embedder {
     const io = this.io;
     const n = batch.length;
     const width = Math.max(...batch.map((ids) => ids.length));
-    const ids = new BigInt64Array(n * width);
+    const ids = new BigInt64Array(n * width).fill(this.padId);
     const mask = new BigInt64Array(n * width);
     // Padding positions get 1, as transformers.js's create_position_ids fills them; they are masked out.
     const positions = new BigInt64Array(n * width).fill(1n);
