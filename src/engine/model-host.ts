@@ -183,12 +183,13 @@ export class ModelHost {
     this.detail = `checking the sizes of ${entry.source}`;
     const device = this.backend.device;
     const plan = await this.opts.hub.plan(entry, device);
-    const weights = plan.files.filter((f) => f.file.startsWith('onnx/')).reduce((n, f) => n + f.bytes, 0);
-    const estimate = estimateFromSizes(entry, dtypeFor(entry, device), weights, (plan.config ?? {}) as KvConfig);
+    const weights = plan.files.filter((f) => f.file.startsWith('onnx/'));
+    const bytes = weights.reduce((n, f) => n + f.bytes, 0);
+    const estimate = estimateFromSizes(entry, dtypeFor(entry, device), bytes, (plan.config ?? {}) as KvConfig);
     try {
       checkFit(entry.id, estimate, await this.backend.budget());
     } catch (e) {
-      const listed = plan.files.filter((f) => f.file.startsWith('onnx/')).map((f) => `${f.file} ${size(f.bytes)}`).join(', ');
+      const listed = weights.map((f) => `${f.file} ${size(f.bytes)}`).join(', ');
       throw new Error(`${(e as Error).message}; nothing was downloaded (${entry.source}: ${listed})`);
     }
   }

@@ -227,7 +227,7 @@ export function isDecoderType(type: string): boolean {
 async function isDecoderEmbedder(fs: FileReader, folder: string, config: CheckpointConfig): Promise<boolean> {
   if (await fs.exists(joinPath(folder, '1_Pooling/config.json'))) return true;
   const arch = config.architectures?.[0];
-  return arch !== undefined && /Model$/.test(arch) && !/For\w+$/.test(arch);
+  return arch !== undefined && /Model$/.test(arch);
 }
 
 /** Parameters estimated from a config (embeddings + attention + MLP per layer), as "7B" or "0.3M". */
