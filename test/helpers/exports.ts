@@ -19,6 +19,8 @@ export const EXPORT_VARIANTS = [
   ['mistral-export', 'q4'],
   ['gemma2-export', 'fp32'],
   ['gemma2-export', 'fp16'],
+  ['phi3-export', 'fp32'],
+  ['phi3-export', 'q4f16'],
 ] as const;
 
 /** Families whose chat template raises on a system message (it is left out of their parity prompts). */
