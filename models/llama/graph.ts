@@ -21,6 +21,19 @@ export interface GraphVariant {
   embedScale?: number;
   /** lm_head is the embedding matrix transposed (one initializer, as tied checkpoints). */
   tiedEmbeddings?: boolean;
+  /**
+   * Feature-extraction exports of decoder embedders (Qwen3-Embedding, gte-Qwen2) stop at the
+   * final norm: `last_hidden_state` instead of `logits`, the KV inputs and outputs kept.
+   */
+  hiddenStates?: boolean;
+  /** Gemma 2's soft caps, cap·tanh(x / cap): on attention scores and on the final logits. */
+  softcap?: { attention: number; final: number };
+}
+
+/** cap·tanh(x / cap). */
+function softcap(g: GraphBuilder, x: string, cap: number, name: string): string {
+  const t = g.node('Tanh', [g.node('Div', [x, g.scalar(`${name}.cap_div`, cap)], {}, `${name}.scaled`)], {}, `${name}.tanh`);
+  return g.node('Mul', [t, g.scalar(`${name}.cap_mul`, cap)], {}, `${name}.capped`);
 }
 
 /** Additive mask value: large and finite, so rows of left padding stay finite. */
@@ -123,7 +136,9 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     const presentK = g.node('Concat', [past[i]!.key, kr], { axis: 2 }, concatName('key'));
     const presentV = g.node('Concat', [past[i]!.value, v], { axis: 2 }, concatName('value'));
     const kT = g.node('Unsqueeze', [g.node('Transpose', [presentK], { perm: [0, 1, 3, 2] }, `${p}.k_T`), g.ints(`${p}.axes_2`, [2])], {}, `${p}.k_T5`);
-    const scores = g.node('Add', [g.node('Mul', [g.node('MatMul', [qr, kT], {}, `${p}.scores_raw`), scale], {}, `${p}.scores_scaled`), bias5], {}, `${p}.scores`);
+    let scaled = g.node('Mul', [g.node('MatMul', [qr, kT], {}, `${p}.scores_raw`), scale], {}, `${p}.scores_scaled`);
+    if (variant.softcap) scaled = softcap(g, scaled, variant.softcap.attention, `${p}.attn_softcap`);
+    const scores = g.node('Add', [scaled, bias5], {}, `${p}.scores`);
     const probs = g.node('Softmax', [scores], { axis: -1 }, `${p}.probs`);
     const v5 = g.node('Unsqueeze', [presentV, g.ints(`${p}.axes_2v`, [2])], {}, `${p}.v5`);
     const ctx = g.node('Reshape', [g.node('Transpose', [g.node('MatMul', [probs, v5], {}, `${p}.ctx5`)], { perm: [0, 3, 1, 2, 4] }, `${p}.ctx_t`), outShape], {}, `${p}.ctx`);
@@ -143,10 +158,15 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     const start = g.node('Unsqueeze', [g.node('Neg', [keep], {}, 'keep.neg'), g.ints('keep.axes', [0])], {}, 'keep.start');
     hf = g.node('Slice', [hf, start, g.ints('keep.end', [Number.MAX_SAFE_INTEGER]), g.ints('keep.axis', [1])], {}, 'keep.hidden');
   }
-  const logitsName = ioType === TensorType.FLOAT ? 'logits' : 'logits_f32';
-  const logits = variant.tiedEmbeddings
+  if (variant.hiddenStates) {
+    g.output('last_hidden_state', narrow(g, hf, ioType), ioType, ['batch_size', 'sequence_length', H]);
+    return g;
+  }
+  const logitsName = ioType === TensorType.FLOAT && !variant.softcap ? 'logits' : 'logits_f32';
+  let logits = variant.tiedEmbeddings
     ? g.node('MatMul', [hf, g.node('Transpose', [widenMatrix(g, embedding, format)], { perm: [1, 0] }, 'lm_head.tied')], {}, logitsName)
     : linear(g, hf, 'lm_head.weight', [H, V], w.lmHead, format, logitsName);
+  if (variant.softcap) logits = softcap(g, logits, variant.softcap.final, 'final_logit_softcap');
   g.output('logits', narrow(g, logits, ioType), ioType, ['batch_size', 'sequence_length', V]);
   return g;
 }

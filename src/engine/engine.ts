@@ -11,10 +11,12 @@ import type {
   GenerateRequest,
   GenerateResult,
   ModelTask,
+  PromptInput,
   TokenEvent,
 } from './protocol.js';
 import { Sequence } from './sequence.js';
 import { grammarsFor } from './structured/index.js';
+import type { TextCodec } from './text/codec.js';
 
 /**
  * The engine as the worker exposes it: finds the model, turns the prompt into
@@ -63,7 +65,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const p = req.prompt;
       const { ids, text, param } =
         'messages' in p
-          ? { ...codec.encodeChat(p.messages, p.tools, p.template_kwargs), param: 'messages' }
+          ? { ...encodeChat(codec, p), param: 'messages' }
           : 'text' in p
             ? { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' }
             : { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };
@@ -170,4 +172,16 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       hosts.clear();
     },
   };
+}
+
+/**
+ * The chat template's own refusals (Mistral's and Gemma 2's `raise_exception` on a system
+ * role or on roles that do not alternate) are the request's fault: invalid_value on messages.
+ */
+function encodeChat(codec: TextCodec, p: Extract<PromptInput, { messages: unknown }>): { ids: number[]; text: string } {
+  try {
+    return codec.encodeChat(p.messages, p.tools, p.template_kwargs);
+  } catch (e) {
+    throw new EngineError('invalid_value', `This model's chat template refuses these messages: ${e instanceof Error ? e.message : String(e)}`, 'messages');
+  }
 }

@@ -3,9 +3,10 @@ import { isHubId } from './catalog.js';
 import { EngineError } from './errors.js';
 import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
-import { Encoder } from './models/encoder.js';
-import { validateCheckpoint } from './models/files.js';
-import { checkFit, estimateFit } from './models/fit.js';
+import { DecoderEmbedder } from './models/decoder-embedder.js';
+import { Encoder, type Embedder } from './models/encoder.js';
+import { dtypeFor, isDecoderType, validateCheckpoint } from './models/files.js';
+import { checkFit, estimateFit, estimateFromSizes, size, type KvConfig } from './models/fit.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
 import type { EngineOptions } from './engine.js';
 import { PrefixCache } from './kv/prefix-cache.js';
@@ -20,7 +21,7 @@ export interface LoadedModel {
   codec: TextCodec;
   lm?: CausalLM;
   scheduler?: Scheduler;
-  encoder?: Encoder;
+  encoder?: Embedder;
 }
 
 export interface HostOptions extends EngineOptions {
@@ -176,12 +177,30 @@ export class ModelHost {
     if (estimate && this.backend.budget) checkFit(entry.id, estimate, await this.backend.budget());
   }
 
+  /** A hub model that cannot fit is refused from its listed sizes, before gigabytes are downloaded. */
+  async #checkFitBeforeDownload(entry: CatalogEntry): Promise<void> {
+    if (!this.opts.hub?.plan || !this.backend.budget) return;
+    this.detail = `checking the sizes of ${entry.source}`;
+    const device = this.backend.device;
+    const plan = await this.opts.hub.plan(entry, device);
+    const weights = plan.files.filter((f) => f.file.startsWith('onnx/'));
+    const bytes = weights.reduce((n, f) => n + f.bytes, 0);
+    const estimate = estimateFromSizes(entry, dtypeFor(entry, device), bytes, (plan.config ?? {}) as KvConfig);
+    try {
+      checkFit(entry.id, estimate, await this.backend.budget());
+    } catch (e) {
+      const listed = weights.map((f) => `${f.file} ${size(f.bytes)}`).join(', ');
+      throw new Error(`${(e as Error).message}; nothing was downloaded (${entry.source}: ${listed})`);
+    }
+  }
+
   async #load(entry: CatalogEntry): Promise<LoadedModel> {
     let folder = entry.source;
     if (isHubId(folder)) {
       if (!this.opts.hub) {
         throw new Error(`${entry.id}: ${folder} is a hub repo id, and this engine loads local folders only`);
       }
+      await this.#checkFitBeforeDownload(entry);
       this.detail = `downloading ${folder}`;
       this.download = [];
       folder = await this.opts.hub.fetch(entry, this.backend.device, (p) => {
@@ -197,11 +216,14 @@ export class ModelHost {
     } else if (!(await this.backend.exists(folder))) {
       throw new Error(`${entry.id}: model folder ${folder} does not exist (run \`npm run models\` for the fixtures)`);
     }
-    await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
+    const info = await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
     const codec = await TextCodec.load(folder, { localOnly: true });
     await this.#checkFit(folder, entry);
     if (entry.task === 'embedding') {
-      return { codec, encoder: await Encoder.load(this.backend, folder, entry) };
+      const encoder = isDecoderType(info.model_type)
+        ? await DecoderEmbedder.load(this.backend, folder, entry, codec.tokenizer.pad_token_id ?? 0)
+        : await Encoder.load(this.backend, folder, entry);
+      return { codec, encoder };
     }
     const lm = await CausalLM.load(this.backend, folder, entry);
     try {

@@ -15,7 +15,16 @@ export const EXPORT_VARIANTS = [
   ['qwen3-export', 'q4f16'],
   ['gemma3-export', 'fp32'],
   ['gemma3-export', 'fp16'],
+  ['mistral-export', 'fp32'],
+  ['mistral-export', 'q4'],
+  ['gemma2-export', 'fp32'],
+  ['gemma2-export', 'fp16'],
+  ['phi3-export', 'fp32'],
+  ['phi3-export', 'q4f16'],
 ] as const;
+
+/** Families whose chat template raises on a system message (it is left out of their parity prompts). */
+export const NO_SYSTEM_ROLE = new Set(['mistral-export', 'gemma2-export']);
 
 export async function exportFixtures(): Promise<string> {
   await writeFixtures({ preset: 'exports', ifMissing: true });

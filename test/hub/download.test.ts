@@ -11,6 +11,7 @@ import { nodeBackend } from '../../src/backends/node.js';
 import { downloadModel, fileUrl, configureHub } from '../../src/engine/hub/node.js';
 import { validateCheckpoint } from '../../src/engine/models/files.js';
 import type { DownloadProgress } from '../../src/engine/protocol.js';
+import { exportFixtures } from '../helpers/exports.js';
 import { fixtures } from '../helpers/fixtures.js';
 import { startMirror, type Mirror } from './mirror.js';
 
@@ -49,6 +50,14 @@ describe('hub downloads', () => {
     await downloadModel({ cacheDir, endpoint: mirror.url }, { repo: 'test-org/tiny-chat', task: 'chat' });
     // Only transformers.js's small metadata look-ups, no file bodies again.
     expect(mirror.log.slice(before).filter((r) => r.path.endsWith('.onnx') && !r.range)).toEqual([]);
+  });
+
+  it("fetches a decoder embedder's pooling config with its weights", async () => {
+    await exportFixtures();
+    const cacheDir = await mkdtemp(join(tmpdir(), 'hearth-hub-'));
+    const folder = await downloadModel({ cacheDir, endpoint: mirror.url }, { repo: 'test-org/qwen3-embed-export', task: 'embedding' });
+    expect(await sha(join(folder, '1_Pooling/config.json'))).toBe(await sha(join(dir, 'qwen3-embed-export', '1_Pooling/config.json')));
+    expect(await validateCheckpoint(nodeBackend('cpu'), folder)).toMatchObject({ model_type: 'qwen3', task: 'embedding' });
   });
 
   it('an interrupted weight download leaves only a .partial, then resumes with a Range request', async () => {

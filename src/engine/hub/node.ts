@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { AutoTokenizer, ModelRegistry, env } from '@huggingface/transformers';
 import { onnxFileFor } from '../models/files.js';
 import type { CatalogEntry, DownloadProgress } from '../protocol.js';
-import type { HubFetcher } from './types.js';
+import type { HubFetcher, HubPlan } from './types.js';
 
 export interface HubOptions {
   /** Where downloaded repos go: `<cacheDir>/<org>/<name>/...` (Hearth uses `<dataDir>/hub`). */
@@ -73,16 +73,7 @@ export async function downloadModel(opts: HubOptions, req: DownloadRequest): Pro
   const folder = repoFolder(opts.cacheDir, req.repo);
   const onProgress = req.onProgress ?? (() => undefined);
 
-  let files: string[];
-  try {
-    files = await ModelRegistry.get_files(req.repo, {
-      dtype: (req.dtype ?? 'fp32') as never,
-      device: 'cpu',
-      include_processor: false,
-    });
-  } catch (e) {
-    throw new DownloadError(`cannot list the files of ${req.repo} at ${env.remoteHost}: ${(e as Error).message}`);
-  }
+  const files = await listFiles(req);
   const progress_callback = (p: { status: string; file?: string; loaded?: number; total?: number }) => {
     if (!p.file) return;
     if (p.status === 'progress') onProgress({ file: p.file, loaded: p.loaded ?? 0, total: p.total ?? 0, done: false });
@@ -96,8 +87,10 @@ export async function downloadModel(opts: HubOptions, req: DownloadRequest): Pro
       throw new DownloadError(`cannot download the tokenizer of ${req.repo}: ${(e as Error).message}`);
     }
   }
-  const optional = new Set(['generation_config.json', 'special_tokens_map.json']);
-  for (const file of new Set([...files, 'tokenizer.json', 'tokenizer_config.json'])) {
+  // Embedders' pooling mode lives in sentence-transformers' module folder (decoder embedders: last token).
+  const pooling = req.task === 'embedding' ? ['1_Pooling/config.json'] : [];
+  const optional = new Set(['generation_config.json', 'special_tokens_map.json', ...pooling]);
+  for (const file of new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling])) {
     const dest = join(folder, file);
     if (existsSync(dest)) continue;
     await downloadFile(fileUrl(req.repo, file, revision), dest, {
@@ -106,6 +99,44 @@ export async function downloadModel(opts: HubOptions, req: DownloadRequest): Pro
     });
   }
   return folder;
+}
+
+/** The files transformers.js would load for the repo and dtype (it reads config.json on the way). */
+async function listFiles(req: Pick<DownloadRequest, 'repo' | 'dtype'>): Promise<string[]> {
+  try {
+    return await ModelRegistry.get_files(req.repo, { dtype: (req.dtype ?? 'fp32') as never, device: 'cpu', include_processor: false });
+  } catch (e) {
+    throw new DownloadError(`cannot list the files of ${req.repo} at ${env.remoteHost}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * What a download would bring, without bringing it: each file's size from a HEAD request
+ * (the hub announces an LFS file's size as x-linked-size before redirecting), and config.json.
+ */
+export async function planDownload(opts: HubOptions, req: Pick<DownloadRequest, 'repo' | 'dtype'>): Promise<HubPlan> {
+  configureHub(opts);
+  const revision = opts.revision ?? 'main';
+  const folder = repoFolder(opts.cacheDir, req.repo);
+  const files: HubPlan['files'] = [];
+  for (const file of await listFiles(req)) {
+    // A file already here is measured here: a downloaded model loads with no hub reachable.
+    const local = await stat(join(folder, file)).catch(() => undefined);
+    if (local) {
+      files.push({ file, bytes: local.size });
+      continue;
+    }
+    const res = await fetch(fileUrl(req.repo, file, revision), { method: 'HEAD' }).catch((e: unknown) => {
+      throw new DownloadError(`cannot reach ${req.repo}/${file}: ${(e as Error).message}${causeOf(e)}`);
+    });
+    if (!res.ok) throw new DownloadError(`${req.repo}/${file}: the hub answered ${res.status}`);
+    files.push({ file, bytes: Number(res.headers.get('x-linked-size') ?? res.headers.get('content-length') ?? 0) });
+  }
+  const config = await readFile(join(folder, 'config.json'), 'utf8')
+    .catch(async () => (await fetch(fileUrl(req.repo, 'config.json', revision))).text())
+    .then((text) => JSON.parse(text) as Record<string, unknown>)
+    .catch(() => undefined);
+  return { files, config };
 }
 
 /**
@@ -260,6 +291,7 @@ function causeOf(e: unknown): string {
 /** The engine's hub fetcher in a Node worker: downloads a catalog entry's repo into `cacheDir`. */
 export function nodeHub(opts: HubOptions): HubFetcher {
   return {
+    plan: (entry, device) => planDownload(opts, { repo: entry.source, dtype: dtypeOf(entry, device) }),
     fetch: (entry, device, onProgress) =>
       downloadModel(opts, {
         repo: entry.source,

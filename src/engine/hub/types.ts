@@ -11,4 +11,14 @@ export interface HubFetcher {
    * fetched again. `onProgress` is called as bytes arrive.
    */
   fetch(entry: CatalogEntry, device: string, onProgress: (p: DownloadProgress) => void): Promise<string>;
+  /**
+   * The files `fetch` would bring for `device` with their sizes, and the repo's config.json,
+   * read without downloading any weight: the engine checks the model fits before fetching it.
+   */
+  plan?(entry: CatalogEntry, device: string): Promise<HubPlan>;
+}
+
+export interface HubPlan {
+  files: { file: string; bytes: number }[];
+  config?: Record<string, unknown>;
 }

@@ -2,20 +2,30 @@ import type { Backend, InferenceSession, Tensor } from '../../backends/types.js'
 import type { CatalogEntry } from '../protocol.js';
 import { createModelSession } from './files.js';
 import { toFloat32 } from './interface.js';
+import { poolRows, readPooling, type Pooling } from './pooling.js';
+
+/** What the engine's embedding path calls: token ids in, one unit vector per input out. */
+export interface Embedder {
+  embed(batch: number[][]): Promise<Float32Array[]>;
+  dispose(): Promise<void>;
+}
 
 /**
  * A BERT-style encoder (input_ids, attention_mask, token_type_ids → last_hidden_state)
- * turned into sentence vectors: mean over the real tokens, then L2-normalised,
- * as transformers.js's feature-extraction pipeline does with pooling "mean".
+ * turned into sentence vectors: pooled over the real tokens (mean unless the checkpoint's
+ * 1_Pooling/config.json says otherwise), then L2-normalised, as transformers.js's
+ * feature-extraction pipeline does.
  */
-export class Encoder {
+export class Encoder implements Embedder {
   private constructor(
     private readonly backend: Backend,
     private readonly session: InferenceSession,
+    private readonly pooling: Pooling,
   ) {}
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<Encoder> {
-    return new Encoder(backend, await createModelSession(backend, folder, entry));
+    const pooling = await readPooling(backend, folder, 'mean');
+    return new Encoder(backend, await createModelSession(backend, folder, entry), pooling);
   }
 
   async embed(batch: number[][]): Promise<Float32Array[]> {
@@ -39,27 +49,11 @@ export class Encoder {
     }
     const out = await this.session.run(feeds);
     const hidden = out.last_hidden_state ?? out[this.session.outputNames[0]];
-    const dim = hidden.dims[2];
     const data = toFloat32(hidden, 0, hidden.dims.reduce((a, b) => a * b, 1));
-    return batch.map((seq, b) => {
-      const v = new Float32Array(dim);
-      for (let i = 0; i < seq.length; i++) {
-        const row = (b * width + i) * dim;
-        for (let d = 0; d < dim; d++) v[d] += data[row + d];
-      }
-      return normalize(v);
-    });
+    return poolRows(data, width, hidden.dims[2], batch.map((seq) => ({ from: 0, length: seq.length })), this.pooling);
   }
 
   async dispose(): Promise<void> {
     await this.session.release();
   }
-}
-
-export function normalize(v: Float32Array): Float32Array {
-  let norm = 0;
-  for (const x of v) norm += x * x;
-  norm = Math.sqrt(norm) || 1;
-  for (let i = 0; i < v.length; i++) v[i] /= norm;
-  return v;
 }

@@ -175,7 +175,6 @@ export async function validateCheckpoint(
       `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')})`,
     );
   }
-  if (opts.entry?.task === 'embedding' && isDecoder) problems.push(`model_type "${type}" is a decoder, not an embedding model`);
   if (opts.entry?.task && opts.entry.task !== 'embedding' && isEncoder) problems.push(`model_type "${type}" is an encoder; it serves embeddings only`);
 
   // Which ONNX file is wanted: the entry's dtype for the device, else any the folder has.
@@ -198,8 +197,8 @@ export async function validateCheckpoint(
   } else if (!present.length) problems.push('no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx');
   if (problems.length) throw new CheckpointError(folder, problems);
 
-  let task: CheckpointInfo['task'] = isEncoder ? 'embedding' : 'completion';
-  if (isDecoder) {
+  let task: CheckpointInfo['task'] = isEncoder || (await isDecoderEmbedder(fs, folder, config!)) ? 'embedding' : 'completion';
+  if (task !== 'embedding') {
     try {
       const tc = JSON.parse(await fs.readText(joinPath(folder, 'tokenizer_config.json'))) as { chat_template?: unknown };
       if (tc.chat_template) task = 'chat';
@@ -215,6 +214,20 @@ export async function validateCheckpoint(
     class: sizeClass(c),
     onnx: present,
   };
+}
+
+export function isDecoderType(type: string): boolean {
+  return (DECODER_TYPES as readonly string[]).includes(type);
+}
+
+/**
+ * A decoder exported as an embedder: sentence-transformers' pooling module beside it
+ * (gte-Qwen2, Qwen3-Embedding), or a bare `…Model` architecture with no LM head.
+ */
+async function isDecoderEmbedder(fs: FileReader, folder: string, config: CheckpointConfig): Promise<boolean> {
+  if (await fs.exists(joinPath(folder, '1_Pooling/config.json'))) return true;
+  const arch = config.architectures?.[0];
+  return arch !== undefined && /Model$/.test(arch);
 }
 
 /** Parameters estimated from a config (embeddings + attention + MLP per layer), as "7B" or "0.3M". */

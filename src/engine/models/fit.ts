@@ -20,7 +20,7 @@ export interface FitEstimate {
   layerKvBytes: number;
 }
 
-interface KvConfig {
+export interface KvConfig {
   num_hidden_layers?: number;
   num_attention_heads?: number;
   num_key_value_heads?: number;
@@ -37,7 +37,11 @@ export async function estimateFit(backend: Backend, folder: string, entry: Catal
   const file = onnxFileForDtype(dtype, entry.id);
   let weightsBytes = 0;
   for (const f of [file, ...(await externalDataFiles(backend, folder, file))]) weightsBytes += (await backend.fileSize(joinPath(folder, f))) ?? 0;
-  const c = (await readJson<KvConfig>(backend, joinPath(folder, 'config.json'))) ?? {};
+  return estimateFromSizes(entry, dtype, weightsBytes, (await readJson<KvConfig>(backend, joinPath(folder, 'config.json'))) ?? {});
+}
+
+/** The same estimate from a weights size and a config.json known before the files are here (a hub repo's listing). */
+export function estimateFromSizes(entry: CatalogEntry, dtype: string, weightsBytes: number, c: KvConfig): FitEstimate {
   if (entry.task === 'embedding' || !c.num_hidden_layers || !c.num_attention_heads || !c.hidden_size) {
     return { weightsBytes, kvBytes: 0, layerKvBytes: 0 };
   }

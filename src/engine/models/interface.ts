@@ -39,13 +39,17 @@ export interface DecoderConfig {
   head_dim?: number;
 }
 
-/** Reads a decoder's interface; throws naming what the graph lacks when it is not one Hearth can feed. */
-export function readDecoderInterface(session: InferenceSession, config: DecoderConfig): DecoderInterface {
+/**
+ * Reads a decoder's interface; throws naming what the graph lacks when it is not one Hearth can feed.
+ * `output` is `logits` for a causal LM, `last_hidden_state` for a decoder embedder's export
+ * (its `logitsType` is then that output's type).
+ */
+export function readDecoderInterface(session: InferenceSession, config: DecoderConfig, output = 'logits'): DecoderInterface {
   const inputs = new Map(session.inputMetadata.map((m) => [m.name, m]));
   const outputs = new Map(session.outputMetadata.map((m) => [m.name, m]));
   const problems: string[] = [];
   for (const name of ['input_ids', 'attention_mask']) if (!inputs.has(name)) problems.push(`no input "${name}"`);
-  if (!outputs.has('logits')) problems.push('no output "logits"');
+  if (!outputs.has(output)) problems.push(`no output "${output}"`);
   const layers = [...inputs.keys()].filter((n) => /^past_key_values\.\d+\.key$/.test(n)).length;
   if (layers === 0) problems.push('no past_key_values.N.key inputs (an export without a KV cache)');
   for (const name of inputs.keys()) {
@@ -56,7 +60,7 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
   }
   const past = tensorMeta(inputs.get('past_key_values.0.key')!);
   const kvType = floatType(past.type, 'past_key_values.0.key');
-  const logitsType = floatType(tensorMeta(outputs.get('logits')!).type, 'logits');
+  const logitsType = floatType(tensorMeta(outputs.get(output)!).type, output);
   // [batch, kv_heads, past_len, head_dim]: fixed numbers in real exports, else the config's.
   const [, heads, , dim] = past.shape;
   return {

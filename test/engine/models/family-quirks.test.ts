@@ -1,7 +1,7 @@
 // What the real families' files ask of the engine beyond the graph: Llama 3's several
 // EOS ids in generation_config.json, Qwen3's thinking switch through the chat template's
 // variables, Gemma's template that has no system role (it folds the system message into
-// the first user turn).
+// the first user turn), Mistral's and Gemma 2's templates that refuse a system message.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,10 @@ async function ready(): Promise<void> {
 beforeAll(async () => {
   dir = await exportFixtures();
   engine = createEngine(nodeBackend('cpu'), { kvCacheMb: 0 });
-  await engine.load([entry('svc/llama3', join(dir, 'llama3-export'), 'q4'), entry('svc/qwen3', join(dir, 'qwen3-export')), entry('svc/gemma3', join(dir, 'gemma3-export'))]);
+  await engine.load([
+    entry('svc/llama3', join(dir, 'llama3-export'), 'q4'), entry('svc/qwen3', join(dir, 'qwen3-export')), entry('svc/gemma3', join(dir, 'gemma3-export')),
+    entry('svc/mistral', join(dir, 'mistral-export'), 'q4'), entry('svc/gemma2', join(dir, 'gemma2-export')),
+  ]);
   await ready();
 }, 120_000);
 afterAll(() => engine?.dispose());
@@ -69,5 +72,17 @@ describe('family quirks', () => {
     const r = await run('svc/gemma3', messages);
     expect(r.prompt_text).toBe('<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n');
     expect(r.prompt_tokens).toBe((await referencePromptIds('gemma3-export', messages)).length);
+  });
+
+  it.each([
+    ['svc/mistral', 'mistral-export', 'Conversation roles must alternate', '<s>[INST] Hello there [/INST]'],
+    ['svc/gemma2', 'gemma2-export', 'System role not supported', '<bos><start_of_turn>user\nHello there<end_of_turn>\n<start_of_turn>model\n'],
+  ])("refuses a system message where %s's template raises, naming messages, and renders user turns as it does", async (model, folder, refusal, rendered) => {
+    const err = await run(model, [{ role: 'system', content: 'Be brief.' }, ...HELLO]).catch((e) => e);
+    expect(err).toMatchObject({ code: 'invalid_value', param: 'messages' });
+    expect(err.message).toContain(refusal);
+    const r = await run(model, HELLO);
+    expect(r.prompt_text).toBe(rendered);
+    expect(r.prompt_tokens).toBe((await referencePromptIds(folder, HELLO)).length);
   });
 });
