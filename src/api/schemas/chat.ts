@@ -1,7 +1,7 @@
 // POST /v1/chat/completions body → what the engine needs.
 import { z } from 'zod';
 import { invalidRequest } from '../errors.js';
-import type { ChatMessage, SamplingParams } from '../../engine/protocol.js';
+import type { ChatMessage, SamplingParams, ToolSyntax } from '../../engine/protocol.js';
 import * as c from './common.js';
 import { planTools, type ToolPlan } from '../tools/choice.js';
 import { responseFormatGrammar, structuredFields, toolCall } from './structured.js';
@@ -73,7 +73,8 @@ function joinContent(v: z.output<typeof content> | undefined): string {
   return v.map((p) => p.text as string).join('');
 }
 
-export function toChatCall(b: ChatRequestBody): ChatCall {
+/** `syntax`: how the model writes tool calls (its ModelState's). */
+export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
   const messages: ChatMessage[] = b.messages.map((m, i) => {
     const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
     if (m.name != null) out.name = m.name;
@@ -82,7 +83,7 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
     return out;
   });
   const sampling = c.samplingFrom(b, b.max_completion_tokens ?? b.max_tokens, b.logprobs ? c.pick(b.top_logprobs, 0) : -1);
-  const tools = planTools(b);
+  const tools = planTools(b, syntax);
   const grammar = tools.grammar ?? responseFormatGrammar(b.response_format);
   if (tools.grammar && responseFormatGrammar(b.response_format)) {
     throw invalidRequest("'response_format' cannot be combined with a tool_choice that forces or allows calls; use one or the other.", 'response_format');
