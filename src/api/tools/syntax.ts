@@ -60,7 +60,8 @@ export const SYNTAXES: Record<ToolSyntax, Syntax> = {
     separator: ', ',
     parallel: true,
     readHead: new RegExp(String.raw`^\s*[[,]\s*\{\s*"name"\s*:\s*${NAME}\s*,\s*"arguments"\s*:\s*(?=\S)`),
-    readTail: /^\s*\}/,
+    // The template writes each call's id after its arguments.
+    readTail: /^\s*(?:,\s*"id"\s*:\s*"[^"]*"\s*)?\}/,
     readNext: /^\s*(?=,)/,
     readEnd: /^\s*\]/,
   },
