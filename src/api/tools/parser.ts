@@ -83,10 +83,10 @@ export class ToolCallParser {
   end(): ToolEvent[] {
     const rest = this.buf;
     this.buf = '';
-    if (!rest) return [];
-    if (this.state === 'text') return [{ kind: 'content', text: rest }];
-    if (this.state === 'head') return [{ kind: 'content', text: this.s.trigger + rest }]; // a call cut before its name: plain text
-    return []; // what follows a call's arguments: its closing tag (or what was cut of it)
+    // A call cut before its name is plain text; what follows a call's arguments (its closing tag,
+    // or what was cut of it) is dropped.
+    const text = this.state === 'text' ? rest : this.state === 'head' ? this.s.trigger + rest : '';
+    return text ? [{ kind: 'content', text }] : [];
   }
 
   get callCount(): number {

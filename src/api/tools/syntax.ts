@@ -47,7 +47,7 @@ export const SYNTAXES: Record<ToolSyntax, Syntax> = {
     trigger: '{"name": ',
     head: (name) => `{"name": ${JSON.stringify(name)}, "parameters": `,
     tail: '}',
-    separator: '',
+    separator: '; ', // as vLLM's llama3_json parser reads several; unused, as the templates take one call
     parallel: false,
     readHead: new RegExp(String.raw`^\s*${NAME}\s*,\s*"parameters"\s*:\s*(?=\S)`),
     readTail: /^\s*\}/,
