@@ -113,3 +113,23 @@ for (const [name, syntax] of FIXTURES) {
     });
   });
 }
+
+describe('tools with a response_format', () => {
+  it('auto: the reply is a valid call, or content that is JSON of the schema', async () => {
+    const answer = { type: 'object', properties: { say: { type: 'string', maxLength: 8 } }, required: ['say'], additionalProperties: false };
+    const r = await client.chat.completions.create({
+      model: 'svc/llama3_2-export',
+      messages,
+      tools,
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: answer, strict: true } },
+      max_tokens: 60,
+      temperature: 0,
+    });
+    const c = r.choices[0]!;
+    if (c.finish_reason === 'tool_calls') expectValidCalls(c.message.tool_calls as never);
+    else {
+      expect(c.finish_reason).toBe('stop');
+      expect(ajv.validate(answer, JSON.parse(c.message.content!))).toBe(true);
+    }
+  });
+});

