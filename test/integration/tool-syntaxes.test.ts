@@ -133,3 +133,13 @@ describe('tools with a response_format', () => {
     }
   });
 });
+
+it("a conversation the model's template refuses (two calls in one Llama 3 turn) is a 400 naming messages", async () => {
+  const call = (id: string) => ({ id, type: 'function' as const, function: { name: 'get_time', arguments: '{"zone":"UTC"}' } });
+  const err = await client.chat.completions
+    .create({ model: 'svc/llama3_2-export', tools, messages: [...messages, { role: 'assistant', content: null, tool_calls: [call('call_1'), call('call_2')] }] })
+    .catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+  expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages');
+  expect((err as Error).message).toContain('only supports single tool-calls');
+});

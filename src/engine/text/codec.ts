@@ -1,4 +1,5 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
+import { EngineError } from '../errors.js';
 import type { ChatMessage, ToolDefinition, ToolSyntax } from '../protocol.js';
 import { byteLevelTokenBytes } from './byte-level.js';
 import { templateTakesTools, withFallbackTools } from './tool-prompt.js';
@@ -57,12 +58,17 @@ export class TextCodec {
   renderChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs: Record<string, unknown> = {}): string {
     const native = templateTakesTools(this.template);
     const shown = !native ? withFallbackTools(messages, tools) : this.toolSyntax === 'mistral' ? withMistralCallIds(messages) : messages;
-    return this.tokenizer.apply_chat_template(shown as never, {
-      ...templateVariables(kwargs),
-      tokenize: false,
-      add_generation_prompt: true,
-      ...(native && tools?.length ? { tools: tools as never } : {}),
-    }) as string;
+    try {
+      return this.tokenizer.apply_chat_template(shown as never, {
+        ...templateVariables(kwargs),
+        tokenize: false,
+        add_generation_prompt: true,
+        ...(native && tools?.length ? { tools: tools as never } : {}),
+      }) as string;
+    } catch (e) {
+      // A template's raise_exception (Llama 3's one call a turn, Mistral's alternating roles) is about the conversation.
+      throw new EngineError('invalid_value', `The model's chat template refused the conversation: ${e instanceof Error ? e.message : String(e)}`, 'messages');
+    }
   }
 
   /** The chat template already wrote any special tokens it wants, so none are added here. */
