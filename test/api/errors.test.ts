@@ -179,13 +179,6 @@ describe('error envelopes from the router over the stub engine', () => {
     await expectError(await post('/v1/embeddings', { model: 'svc/tiny-chat', input: 'x' }), 400, 'invalid_request_error', 'invalid_value', 'model');
   });
 
-  test('tools sent with an embedding model are 400 invalid_value with param tools', async () => {
-    const { post } = setup();
-    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
-    const err = await expectError(await post('/v1/chat/completions', chat({ model: 'svc/tiny-embed', tools })), 400, 'invalid_request_error', 'invalid_value', 'tools');
-    expect(err.message).toContain('embedding model');
-  });
-
   test('unsupported_task from the stub engine is 400 invalid_value with param model', async () => {
     const { post, engine } = setup();
     engine.script = () => ({ error: new EngineError('unsupported_task', 'no chat template') });
