@@ -60,6 +60,7 @@ export class ToolCallParser {
         }
         this.buf = this.buf.slice((m ?? last)![0].length);
         this.state = this.state === 'tail' ? (this.s.list ? 'next' : 'text') : m ? 'head' : 'text';
+        if (this.state === 'text') this.buf = this.buf.replace(/^\s+/, ''); // the separator between calls is not content
       }
     }
   }

@@ -31,6 +31,9 @@ describe('the tool-call parser', () => {
     expect(calls.map((c) => c.name)).toEqual(['get_weather', 'get_time']);
     expect(JSON.parse(calls[0]!.arguments)).toEqual({ city: 'Pa}ris', n: { a: 1 } });
     expect(JSON.parse(calls[1]!.arguments)).toEqual({});
+    // The newline between two calls is not streamed as content.
+    const p = new ToolCallParser();
+    expect(collect([...p.push(text), ...p.end()]).content).toBe('Sure.\n');
   });
 
   it('gives the same content and calls however the text is split', () => {
