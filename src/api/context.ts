@@ -108,13 +108,14 @@ const WHAT: Record<TaskUse, string> = {
   embedding: 'embeddings',
 };
 
-/** The model named in a request, refused when it cannot serve this kind of request or is not up. */
-export async function resolveModel(runtime: Runtime, id: string, use: TaskUse): Promise<ModelState> {
+/** The model named in a request, refused when it cannot serve this kind of request or is not up
+ * (`param`: the request field blamed for the first, such as `tools` on an embedding model). */
+export async function resolveModel(runtime: Runtime, id: string, use: TaskUse, param = 'model'): Promise<ModelState> {
   const models = await runtime.engine.models();
   const m = models.find((x) => x.id === id);
   if (!m) throw modelNotFound(id);
   if (!SERVES[use].includes(m.task)) {
-    throw invalidRequest(`The model \`${id}\` is a ${m.task} model and does not serve ${WHAT[use]}.`, 'model');
+    throw invalidRequest(`The model \`${id}\` is a ${m.task} model and does not serve ${WHAT[use]}.`, param);
   }
   if (m.status === 'failed') throw modelNotReady(id, 30, 'failed to load (see /status)');
   if (m.status !== 'ready') throw modelNotReady(id, 1, m.detail ? `is ${m.status} (${m.detail})` : undefined);

@@ -76,6 +76,7 @@ export class ModelHost {
       created: this.created,
       owned_by: owned_by ?? 'hearth',
       ...(this.detail ? { detail: this.detail } : {}),
+      ...(this.loaded && task === 'chat' ? { tool_syntax: this.loaded.codec.toolSyntax } : {}),
       ...(this.download && this.status !== 'ready' ? { download: this.download.map((d) => ({ ...d })) } : {}),
     };
   }

@@ -35,7 +35,13 @@ export interface ModelState {
   detail?: string;
   /** While a hub model downloads: bytes per file so far (absent otherwise). */
   download?: DownloadProgress[];
+  /** A ready chat model's tool-call syntax, read from its chat template (see engine/text/tool-syntax.ts). */
+  tool_syntax?: ToolSyntax;
 }
+
+/** How a checkpoint writes tool calls: Hermes/Qwen `<tool_call>` tags (also the fallback),
+ * Llama 3.1/3.2 JSON with "parameters", Mistral `[TOOL_CALLS][…]`. */
+export type ToolSyntax = 'hermes' | 'llama3_json' | 'mistral';
 
 /** One file of a hub download, as transformers.js's progress_callback reports it. */
 export interface DownloadProgress {

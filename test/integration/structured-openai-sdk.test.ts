@@ -167,7 +167,7 @@ describe('tool calls with the openai SDK over HTTP', () => {
   it('refuses tools on an embedding model with a 400, not a 500', async () => {
     const err = await client.chat.completions.create({ model: 'svc/tiny-embed', messages, tools }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('model');
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools');
   });
 
   it('refuses a tool_choice naming a function that is not offered, naming tool_choice', async () => {

@@ -16,8 +16,9 @@ import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSe
 
 export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const call = toChatCall(parseBody(chatRequestSchema, await readJson(c, deps)));
-    const model = await resolveModel(deps.runtime, call.model, 'chat');
+    const body = parseBody(chatRequestSchema, await readJson(c, deps));
+    const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
+    const call = toChatCall(body, model.tool_syntax);
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
@@ -36,7 +37,7 @@ export function chatCompletions(deps: RouteDeps) {
         system_fingerprint: SYSTEM_FINGERPRINT,
         choices: results.map((r: GenerateResult, index) => ({
           index,
-          ...replyMessage(r.text, r.finish_reason, call.tools.parse),
+          ...replyMessage(r.text, r.finish_reason, call.tools),
           logprobs: call.logprobs ? { content: chatLogprobs(r.logprobs), refusal: null } : null,
         })),
         usage: finishUsage(usage),
@@ -67,7 +68,7 @@ export function chatCompletions(deps: RouteDeps) {
         streamThenSettle(set, charge, async () => {
           const streamed = new Array<string>(set.count).fill('');
           // Tool calls: text becomes content and call deltas (plain content when tools are off).
-          const replies = Array.from({ length: set.count }, () => new StreamedReply(call.tools.parse));
+          const replies = Array.from({ length: set.count }, () => new StreamedReply(call.tools));
           for (let i = 0; i < set.count; i++) {
             send(chunk([{ index: i, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
           }

@@ -1,10 +1,10 @@
 // POST /v1/chat/completions body → what the engine needs.
 import { z } from 'zod';
 import { invalidRequest } from '../errors.js';
-import type { ChatMessage, SamplingParams } from '../../engine/protocol.js';
+import type { ChatMessage, SamplingParams, ToolSyntax } from '../../engine/protocol.js';
 import * as c from './common.js';
 import { planTools, type ToolPlan } from '../tools/choice.js';
-import { responseFormatGrammar, structuredFields, toolCall } from './structured.js';
+import { responseFormatGrammar, responseFormatSchema, structuredFields, toolCall } from './structured.js';
 
 const contentPart = z.looseObject({ type: z.string(), text: z.unknown().optional() });
 
@@ -73,7 +73,8 @@ function joinContent(v: z.output<typeof content> | undefined): string {
   return v.map((p) => p.text as string).join('');
 }
 
-export function toChatCall(b: ChatRequestBody): ChatCall {
+/** `syntax`: how the model writes tool calls (its ModelState's). */
+export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
   const messages: ChatMessage[] = b.messages.map((m, i) => {
     const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
     if (m.name != null) out.name = m.name;
@@ -82,11 +83,9 @@ export function toChatCall(b: ChatRequestBody): ChatCall {
     return out;
   });
   const sampling = c.samplingFrom(b, b.max_completion_tokens ?? b.max_tokens, b.logprobs ? c.pick(b.top_logprobs, 0) : -1);
-  const tools = planTools(b);
+  // With tools, a response_format shapes the reply when it calls none (auto); forced calls leave no room for it.
+  const tools = planTools(b, syntax, responseFormatSchema(b.response_format));
   const grammar = tools.grammar ?? responseFormatGrammar(b.response_format);
-  if (tools.grammar && responseFormatGrammar(b.response_format)) {
-    throw invalidRequest("'response_format' cannot be combined with a tool_choice that forces or allows calls; use one or the other.", 'response_format');
-  }
   if (grammar) sampling.grammar = grammar;
   return {
     model: b.model,

@@ -47,14 +47,21 @@ export const structuredFields = {
 
 export type ResponseFormat = z.output<typeof responseFormat>;
 
-/** The grammar a response_format asks for (none for text). */
-export function responseFormatGrammar(f: ResponseFormat): GrammarSpec | undefined {
-  if (f?.type === 'json_object') return { type: 'json_object', param: 'response_format' };
+/** The JSON schema a response_format asks for (none for text). No schema (or `{}`) is any
+ * JSON object, as for json_object. */
+export function responseFormatSchema(f: ResponseFormat): Record<string, unknown> | undefined {
+  if (f?.type === 'json_object') return { type: 'object' };
   if (f?.type === 'json_schema') {
-    // No schema (or `{}`) is any JSON object, as for json_object.
     const schema = f.json_schema.schema;
-    if (!schema || Object.keys(schema).length === 0) return { type: 'json_object', param: 'response_format' };
-    return { type: 'json_schema', schema: JSON.stringify(schema), param: 'response_format' };
+    return schema && Object.keys(schema).length ? schema : { type: 'object' };
   }
   return undefined;
+}
+
+/** The grammar a response_format asks for (none for text). */
+export function responseFormatGrammar(f: ResponseFormat): GrammarSpec | undefined {
+  const schema = responseFormatSchema(f);
+  if (!schema) return undefined;
+  if (Object.keys(schema).length === 1 && schema.type === 'object') return { type: 'json_object', param: 'response_format' };
+  return { type: 'json_schema', schema: JSON.stringify(schema), param: 'response_format' };
 }

@@ -1,66 +1,93 @@
-// Reads Hermes-style tool calls out of generated text as it streams: text before a
-// call is content; a call shows its name as soon as it is known, then its arguments
-// in fragments (what OpenAI's stream deltas carry).
-import { CLOSE, OPEN } from './hermes.js';
+// Reads tool calls out of generated text as it streams, in the model's own syntax: text
+// before a call is content; a call shows its name as soon as it is known, then its
+// arguments in fragments (what OpenAI's stream deltas carry). The grammar makes the
+// arguments one JSON object, so their end is where its braces balance.
+import type { ToolSyntax } from '../../engine/protocol.js';
+import { SYNTAXES, type Syntax } from './syntax.js';
 
 export type ToolEvent =
   | { kind: 'content'; text: string }
   | { kind: 'call'; index: number; name: string }
   | { kind: 'arguments'; index: number; text: string };
 
-const HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*(?=\S)/;
-const END = new RegExp(`\\}\\s*${CLOSE.replace('/', '\\/')}`);
-
 export class ToolCallParser {
   private buf = '';
-  private state: 'text' | 'head' | 'args' = 'text';
+  private state: 'text' | 'head' | 'args' | 'tail' | 'next' = 'text';
   private calls = 0;
+  /** Inside the arguments: open braces and brackets, and where a string stands. */
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private readonly s: Syntax;
+
+  constructor(syntax: ToolSyntax = 'hermes') {
+    this.s = SYNTAXES[syntax];
+  }
 
   push(text: string): ToolEvent[] {
     this.buf += text;
     const out: ToolEvent[] = [];
     for (;;) {
       if (this.state === 'text') {
-        const at = this.buf.indexOf(OPEN);
-        const keep = at >= 0 ? at : this.buf.length - partialSuffix(this.buf, OPEN);
+        const at = this.buf.indexOf(this.s.trigger);
+        const keep = at >= 0 ? at : this.buf.length - partialSuffix(this.buf, this.s.trigger);
         if (keep > 0) out.push({ kind: 'content', text: this.buf.slice(0, keep) });
         this.buf = this.buf.slice(keep);
         if (at < 0) return out;
-        this.buf = this.buf.slice(OPEN.length);
+        this.buf = this.buf.slice(this.s.trigger.length);
         this.state = 'head';
       } else if (this.state === 'head') {
-        const m = HEAD.exec(this.buf);
+        const m = this.s.readHead.exec(this.buf);
         if (!m) return out;
         out.push({ kind: 'call', index: this.calls, name: JSON.parse(m[1]!) as string });
         this.buf = this.buf.slice(m[0].length);
         this.state = 'args';
-      } else {
-        const m = END.exec(this.buf);
-        if (!m) {
-          // Hold back what may be the start of the closing `}\n</tool_call>`.
-          const brace = this.buf.lastIndexOf('}');
-          const hold = brace >= 0 && `}\n${CLOSE}`.startsWith(this.buf.slice(brace).replace(/\s+/, '\n')) ? this.buf.length - brace : 0;
-          const send = this.buf.slice(0, this.buf.length - hold);
-          if (send) out.push({ kind: 'arguments', index: this.calls, text: send });
-          this.buf = this.buf.slice(send.length);
-          return out;
-        }
-        if (m.index > 0) out.push({ kind: 'arguments', index: this.calls, text: this.buf.slice(0, m.index) });
-        this.buf = this.buf.slice(m.index + m[0].length).replace(/^\s+/, '');
+      } else if (this.state === 'args') {
+        const end = this.argumentsEnd();
+        const send = this.buf.slice(0, end ?? this.buf.length);
+        if (send) out.push({ kind: 'arguments', index: this.calls, text: send });
+        this.buf = this.buf.slice(send.length);
+        if (end === undefined) return out;
         this.calls++;
-        this.state = 'text';
+        this.state = 'tail';
+      } else {
+        const m = (this.state === 'tail' ? this.s.readTail : this.s.readNext)?.exec(this.buf);
+        const last = this.state === 'next' ? this.s.readEnd?.exec(this.buf) : undefined;
+        if (!m && !last) {
+          if (this.state === 'tail' || /^\s*$/.test(this.buf)) return out;
+          this.state = 'text'; // a list that went on some other way: the rest is text
+          continue;
+        }
+        this.buf = this.buf.slice((m ?? last)![0].length);
+        this.state = this.state === 'tail' ? (this.s.list ? 'next' : 'text') : m ? 'head' : 'text';
+        if (this.state === 'text') this.buf = this.buf.replace(/^\s+/, ''); // the separator between calls is not content
       }
     }
+  }
+
+  /** Where the arguments' outermost value closes in the buffer (just past it), if it does. */
+  private argumentsEnd(): number | undefined {
+    for (let i = 0; i < this.buf.length; i++) {
+      const c = this.buf[i];
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === '\\') this.escaped = true;
+        else if (c === '"') this.inString = false;
+      } else if (c === '"') this.inString = true;
+      else if (c === '{' || c === '[') this.depth++;
+      else if ((c === '}' || c === ']') && --this.depth === 0) return i + 1;
+    }
+    return undefined;
   }
 
   /** The end of the text: what was held back is released as it stands. */
   end(): ToolEvent[] {
     const rest = this.buf;
     this.buf = '';
-    if (!rest) return [];
-    if (this.state === 'text') return [{ kind: 'content', text: rest }];
-    if (this.state === 'args') return [{ kind: 'arguments', index: this.calls, text: rest }];
-    return [{ kind: 'content', text: OPEN + rest }]; // a call cut before its name: plain text
+    // A call cut before its name is plain text; what follows a call's arguments (its closing tag,
+    // or what was cut of it) is dropped.
+    const text = this.state === 'text' ? rest : this.state === 'head' ? this.s.trigger + rest : '';
+    return text ? [{ kind: 'content', text }] : [];
   }
 
   get callCount(): number {
@@ -80,8 +107,8 @@ export interface ParsedToolCalls {
 }
 
 /** The whole text at once: content (null when there is none) and the calls. */
-export function parseToolCalls(text: string): ParsedToolCalls {
-  const p = new ToolCallParser();
+export function parseToolCalls(text: string, syntax: ToolSyntax = 'hermes'): ParsedToolCalls {
+  const p = new ToolCallParser(syntax);
   let content = '';
   const calls: { name: string; arguments: string }[] = [];
   for (const e of [...p.push(text), ...p.end()]) {

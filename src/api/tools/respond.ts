@@ -2,7 +2,7 @@
 // with finish_reason "tool_calls", and in a stream, per call a first delta with id, type
 // and name (arguments ""), then argument fragments.
 import type { ChatCompletionChunk, ChatCompletionMessage } from 'openai/resources/chat/completions';
-import type { FinishReason } from '../../engine/protocol.js';
+import type { FinishReason, ToolSyntax } from '../../engine/protocol.js';
 import { randomId } from '../ids.js';
 import { parseToolCalls, ToolCallParser } from './parser.js';
 
@@ -10,10 +10,10 @@ type ChatFinish = FinishReason | 'tool_calls';
 type Delta = ChatCompletionChunk.Choice.Delta;
 
 /** The assistant message for a finished reply; calls (when `parse`) turn the finish into "tool_calls". */
-export function replyMessage(text: string, finish: FinishReason, parse: boolean): { message: ChatCompletionMessage; finish_reason: ChatFinish } {
+export function replyMessage(text: string, finish: FinishReason, plan: { parse: boolean; syntax: ToolSyntax }): { message: ChatCompletionMessage; finish_reason: ChatFinish } {
   const plain = { message: { role: 'assistant' as const, content: text, refusal: null }, finish_reason: finish };
-  if (!parse) return plain;
-  const { content, calls } = parseToolCalls(text);
+  if (!plan.parse) return plain;
+  const { content, calls } = parseToolCalls(text, plan.syntax);
   if (!calls.length) return plain;
   return {
     message: {
@@ -30,8 +30,8 @@ export function replyMessage(text: string, finish: FinishReason, parse: boolean)
 export class StreamedReply {
   private readonly parser?: ToolCallParser;
 
-  constructor(parse: boolean) {
-    if (parse) this.parser = new ToolCallParser();
+  constructor(plan: { parse: boolean; syntax: ToolSyntax }) {
+    if (plan.parse) this.parser = new ToolCallParser(plan.syntax);
   }
 
   push(text: string): Delta[] {

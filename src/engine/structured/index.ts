@@ -14,7 +14,9 @@ const perModel = new WeakMap<TextCodec, Grammars>();
 export function grammarsFor(codec: TextCodec, vocabSize: number, stopIds: number[]): Grammars {
   let g = perModel.get(codec);
   if (!g) {
-    const json = (codec.tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
+    const raw = (codec.tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
+    // Tool-call markers are text to the grammar, so that `[TOOL_CALLS]` can be written as the one token a model knows.
+    const json = { ...raw, added_tokens: raw.added_tokens?.map((t) => (codec.markerIds.has(t.id) ? { ...t, special: false } : t)) };
     const bytes = Array.from({ length: vocabSize }, (_, id) => (codec.isSpecial(id) ? new Uint8Array() : codec.tokenBytes(id)));
     perModel.set(codec, (g = new Grammars(json, vocabSize, stopIds, new Utf8Filter(bytes))));
   }

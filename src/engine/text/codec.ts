@@ -1,7 +1,9 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
-import type { ChatMessage, ToolDefinition } from '../protocol.js';
+import { EngineError } from '../errors.js';
+import type { ChatMessage, ToolDefinition, ToolSyntax } from '../protocol.js';
 import { byteLevelTokenBytes } from './byte-level.js';
 import { templateTakesTools, withFallbackTools } from './tool-prompt.js';
+import { CALL_MARKERS, detectToolSyntax, withMistralCallIds } from './tool-syntax.js';
 
 /**
  * A model's tokenizer and chat template (loaded by transformers.js), plus what the
@@ -15,6 +17,10 @@ export class TextCodec {
   private readonly added = new Map<number, string>();
   private readonly special = new Set<number>();
   private readonly pieceKind: 'byte-level' | 'metaspace' | 'decode';
+  /** How the chat template writes tool calls. */
+  readonly toolSyntax: ToolSyntax;
+  /** Special tokens that are text all the same: the tool-call markers. */
+  readonly markerIds = new Set<number>();
 
   private constructor(readonly tokenizer: PreTrainedTokenizer) {
     const json = (tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
@@ -26,6 +32,13 @@ export class TextCodec {
       this.added.set(t.id, t.content);
       this.pieces[t.id] ??= t.content;
     }
+    this.toolSyntax = detectToolSyntax(this.template);
+    for (const t of json.added_tokens ?? []) if (CALL_MARKERS[this.toolSyntax].includes(t.content)) this.markerIds.add(t.id);
+  }
+
+  private get template(): string {
+    const template = (this.tokenizer as unknown as { chat_template?: unknown }).chat_template;
+    return typeof template === 'string' ? template : JSON.stringify(template ?? '');
   }
 
   /** `source` is a local folder (absolute path) or a hub repo id. */
@@ -43,14 +56,19 @@ export class TextCodec {
    * become template variables, as transformers.js's `apply_chat_template` passes its extra options.
    */
   renderChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs: Record<string, unknown> = {}): string {
-    const template = (this.tokenizer as unknown as { chat_template?: unknown }).chat_template;
-    const native = templateTakesTools(typeof template === 'string' ? template : JSON.stringify(template));
-    return this.tokenizer.apply_chat_template((native ? messages : withFallbackTools(messages, tools)) as never, {
-      ...templateVariables(kwargs),
-      tokenize: false,
-      add_generation_prompt: true,
-      ...(native && tools?.length ? { tools: tools as never } : {}),
-    }) as string;
+    const native = templateTakesTools(this.template);
+    const shown = !native ? withFallbackTools(messages, tools) : this.toolSyntax === 'mistral' ? withMistralCallIds(messages) : messages;
+    try {
+      return this.tokenizer.apply_chat_template(shown as never, {
+        ...templateVariables(kwargs),
+        tokenize: false,
+        add_generation_prompt: true,
+        ...(native && tools?.length ? { tools: tools as never } : {}),
+      }) as string;
+    } catch (e) {
+      // A template's raise_exception (Llama 3's one call a turn, Mistral's alternating roles) is about the conversation.
+      throw new EngineError('invalid_value', `The model's chat template refused the conversation: ${e instanceof Error ? e.message : String(e)}`, 'messages');
+    }
   }
 
   /** The chat template already wrote any special tokens it wants, so none are added here. */
@@ -67,8 +85,9 @@ export class TextCodec {
     return this.tokenizer.decode(ids, { skip_special_tokens: true });
   }
 
+  /** Special tokens are left out of decoded text, the tool-call markers excepted. */
   isSpecial(id: number): boolean {
-    return this.special.has(id);
+    return this.special.has(id) && !this.markerIds.has(id);
   }
 
   tokenBytes(id: number): Uint8Array {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { EngineApi } from '../../../src/engine/protocol.js';
-import { toolCallGrammar } from '../../../src/api/tools/hermes.js';
+import { toolCallGrammar } from '../../../src/api/tools/syntax.js';
 import { parseToolCalls } from '../../../src/api/tools/parser.js';
 import { fixtures } from '../../helpers/fixtures.js';
 
