@@ -3,6 +3,7 @@ import { packBatch, unpackRow, type BatchKv, type SeqKv } from './kv/layout.js';
 import type { PrefixCache } from './kv/prefix-cache.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
+import { StepTimings } from './step-timings.js';
 import { maskRows } from './structured/index.js';
 import { yieldToEventLoop } from './yield.js';
 
@@ -21,6 +22,8 @@ export interface SchedulerStats {
   kvCacheEntries: number;
   /** KV caches read back from the device (WebGPU): only batch changes and prefills, never a plain decode step. */
   kvDeviceReads: number;
+  /** Where the loop's time went so far. */
+  timings: StepTimings;
 }
 
 /**
@@ -40,6 +43,8 @@ export class Scheduler {
   private running = false;
   private readonly maxBatch: number;
   private readonly prefillChunk: number;
+  /** Running sums of the loop's phases; the engine adds the time its token callbacks take ('emit'). */
+  readonly timings = new StepTimings();
 
   constructor(
     private readonly lm: CausalLM,
@@ -67,6 +72,7 @@ export class Scheduler {
       kvCacheBytes: this.opts.prefixCache?.bytes ?? 0,
       kvCacheEntries: this.opts.prefixCache?.entries ?? 0,
       kvDeviceReads: this.lm.downloads,
+      timings: this.timings,
     };
   }
 
@@ -103,7 +109,9 @@ export class Scheduler {
             this.dropBatchKv();
           }
         }
+        const t = performance.now();
         await yieldToEventLoop();
+        this.timings.lap('yield', t);
       }
     } finally {
       this.running = false;
@@ -120,7 +128,9 @@ export class Scheduler {
       seq.kv = hit?.kv ?? null;
     }
     const end = Math.min(prompt.length, seq.prefilled + this.prefillChunk);
+    const t0 = performance.now();
     const { logits, kv } = await this.lm.prefill(prompt.slice(seq.prefilled, end), seq.kv);
+    const t1 = this.timings.lap('prefill', t0);
     seq.kv = kv;
     seq.prefilled = end;
     if (end < prompt.length) {
@@ -128,8 +138,10 @@ export class Scheduler {
       return;
     }
     this.opts.prefixCache?.insert(prompt, kv);
+    const t2 = this.timings.lap('prefix_cache', t1);
     await maskRows([seq], [logits]); // structured outputs
-    if (seq.advance(logits)) {
+    this.timings.lap('mask', t2);
+    if (this.advance(seq, logits)) {
       seq.kv = null;
       return;
     }
@@ -144,23 +156,41 @@ export class Scheduler {
     const { logits, kv } = await this.lm.decode(
       this.batch.map((s) => s.lastToken),
       this.batchKv!,
+      this.timings,
     );
     this.batchKv = kv;
+    this.timings.steps++;
+    this.timings.rows += this.batch.length;
+    const t0 = performance.now();
     await maskRows(this.batch, logits); // structured outputs: each row by its own grammar
+    this.timings.lap('mask', t0);
     const done = new Set<Sequence>();
     this.batch.forEach((s, r) => {
-      if (s.advance(logits[r])) done.add(s);
+      if (this.advance(s, logits[r])) done.add(s);
     });
     if (done.size === 0) return;
+    const t1 = performance.now();
     await this.lm.toHost(kv);
     for (const [r, s] of this.batch.entries()) {
       if (done.has(s)) this.opts.prefixCache?.insert(s.fedTokens, unpackRow(this.lm.kvShape, kv, r));
     }
+    this.timings.lap('prefix_cache', t1);
     await this.repack(this.batch.filter((s) => !done.has(s)), []);
+  }
+
+  /** Sequence.advance, its time counted as 'sample' less what its token callback took ('emit'). */
+  private advance(seq: Sequence, logits: Float32Array): boolean {
+    const emitted = this.timings.ms.emit;
+    const t0 = performance.now();
+    const done = seq.advance(logits);
+    this.timings.lap('sample', t0);
+    this.timings.ms.sample -= this.timings.ms.emit - emitted;
+    return done;
   }
 
   /** Rebuilds the batch cache for the rows that stay plus those joining (on the CPU: a device cache is read back first). */
   private async repack(stay: Sequence[], joining: Sequence[]): Promise<void> {
+    const t0 = performance.now();
     if (this.batchKv) await this.lm.toHost(this.batchKv);
     const shape = this.lm.kvShape;
     const rows: SeqKv[] = stay.map((s) => unpackRow(shape, this.batchKv!, this.batch.indexOf(s)));
@@ -170,6 +200,7 @@ export class Scheduler {
     }
     this.batch = [...stay, ...joining];
     this.batchKv = this.batch.length ? packBatch(shape, rows) : null;
+    this.timings.lap('repack', t0);
   }
 
   private async dropCancelled(): Promise<void> {
