@@ -11,7 +11,7 @@ export interface SchedulerOptions {
   prefixCache?: PrefixCache;
   /** Most sequences decoded together in one step. */
   maxBatch?: number;
-  /** Most prompt tokens prefilled between two decode steps. */
+  /** Most prompt tokens prefilled between two decode steps (over all the sequences admitted in that turn). */
   prefillChunk?: number;
 }
 
@@ -28,10 +28,14 @@ export interface SchedulerStats {
 
 /**
  * The step loop of one model: continuous batching. Each turn of the loop
- * prefills one chunk of one new sequence's prompt (after any prefix the cache
- * holds), then runs one decode step for every running sequence together, so a
- * long prompt delays running streams by one chunk at a time. Sequences join and
- * leave the batch between steps; a cancelled one is dropped before the next.
+ * prefills up to `prefillChunk` prompt tokens of the waiting sequences (after any
+ * prefix the cache holds), then runs one decode step for every running sequence
+ * together, so a long prompt delays running streams by one chunk at a time. Several
+ * short prompts are admitted in one turn, so a burst of requests joins the batch
+ * together rather than one per step; a long prompt with more to go goes to the back
+ * of the line, so a short request behind it is not held up for its whole prefill.
+ * Sequences join and leave the batch between steps; a cancelled one is dropped
+ * before the next.
  */
 export class Scheduler {
   private waiting: Sequence[] = [];
@@ -92,10 +96,12 @@ export class Scheduler {
     try {
       while (this.waiting.length || this.joining.length || this.batch.length) {
         await this.dropCancelled();
-        const seq = this.waiting.shift();
-        if (seq) {
+        let budget = this.prefillChunk;
+        const turn = this.waiting.length;
+        for (let i = 0; i < turn && budget > 0; i++) {
+          const seq = this.waiting.shift()!;
           try {
-            await this.prefill(seq);
+            budget -= await this.prefill(seq, budget);
           } catch (e) {
             seq.fail(e);
           }
@@ -118,8 +124,8 @@ export class Scheduler {
     }
   }
 
-  /** Runs the next chunk of a sequence's prompt; a sequence with more to go stays first in line. */
-  private async prefill(seq: Sequence): Promise<void> {
+  /** Runs the next chunk (at most `budget` tokens) of a sequence's prompt; one with more to go goes to the back of the line. Returns the tokens run. */
+  private async prefill(seq: Sequence, budget: number): Promise<number> {
     const prompt = seq.promptIds;
     if (seq.prefilled === 0 && !seq.kv) {
       // At least the last prompt token is run, for the logits of the first new token.
@@ -127,25 +133,24 @@ export class Scheduler {
       seq.cachedTokens = seq.prefilled = hit?.length ?? 0;
       seq.kv = hit?.kv ?? null;
     }
-    const end = Math.min(prompt.length, seq.prefilled + this.prefillChunk);
+    const start = seq.prefilled;
+    const end = Math.min(prompt.length, start + budget);
     const t0 = performance.now();
     const { logits, kv } = await this.lm.prefill(prompt.slice(seq.prefilled, end), seq.kv);
     const t1 = this.timings.lap('prefill', t0);
     seq.kv = kv;
     seq.prefilled = end;
     if (end < prompt.length) {
-      this.waiting.unshift(seq);
-      return;
+      this.waiting.push(seq);
+      return end - start;
     }
     this.opts.prefixCache?.insert(prompt, kv);
     const t2 = this.timings.lap('prefix_cache', t1);
     await maskRows([seq], [logits]); // structured outputs
     this.timings.lap('mask', t2);
-    if (this.advance(seq, logits)) {
-      seq.kv = null;
-      return;
-    }
-    this.joining.push(seq);
+    if (this.advance(seq, logits)) seq.kv = null;
+    else this.joining.push(seq);
+    return end - start;
   }
 
   private async decodeStep(): Promise<void> {
