@@ -195,7 +195,7 @@ async function main() {
     const streams = Array.from({ length: 8 }, (_, i) =>
       streamOnce(client, [{ role: 'user', content: `Load ${r}-${i}: ${filler(500 + r * 10 + i, 12)}` }], MAX_TOKENS * 2),
     );
-    await new Promise((res) => setTimeout(res, 300)); // the 8 are prefilled and decoding
+    await new Promise((res) => setTimeout(res, 1000)); // the 8 are prefilled and decoding
     const u = await streamOnce(client, short, 2);
     loadedTtft.push(u.first - u.start);
     await Promise.all(streams);
@@ -203,19 +203,25 @@ async function main() {
   const fairness = { idle_ms: round(median(idleTtft)), under_8_streams_ms: round(median(loadedTtft)), ratio: round(median(loadedTtft) / median(idleTtft)) };
   log(`short request TTFT: idle ${fairness.idle_ms} ms, while 8 streams decode ${fairness.under_8_streams_ms} ms`);
 
-  // Long contexts: one stream's decode rate after a ~1,800-token prompt against a ~50-token one.
-  const decodeAfter = async (tokens: number) => {
+  // Long contexts: one stream's decode rate after a ~1,800-token prompt against a ~50-token
+  // one (the filler's words are ~3.5 tokens each with this tokenizer).
+  const decodeAfter = async (words: number) => {
     const rates: number[] = [];
+    let prompt = 0;
     for (let r = 0; r < REPEATS; r++) {
-      const t = await streamOnce(client, [{ role: 'user', content: filler(9000 + tokens + r, tokens) }], MAX_TOKENS);
+      const t = await streamOnce(client, [{ role: 'user', content: filler(9000 + words + r, words) }], MAX_TOKENS);
       rates.push((t.tokens - 1) / ((t.end - t.first) / 1000));
+      prompt = t.promptTokens;
     }
-    return median(rates);
+    return { rate: median(rates), prompt };
   };
-  const shortRate = await decodeAfter(40);
-  const longRate = await decodeAfter(1750);
-  const longContext = { short_prompt_tokens_per_s: round(shortRate), long_prompt_tokens_per_s: round(longRate), ratio: round(longRate / shortRate) };
-  log(`decode after a short prompt ${longContext.short_prompt_tokens_per_s} tok/s, after a long one ${longContext.long_prompt_tokens_per_s} tok/s`);
+  const shortCtx = await decodeAfter(12);
+  const longCtx = await decodeAfter(505);
+  const longContext = {
+    short_prompt_tokens: shortCtx.prompt, short_prompt_tokens_per_s: round(shortCtx.rate),
+    long_prompt_tokens: longCtx.prompt, long_prompt_tokens_per_s: round(longCtx.rate), ratio: round(longCtx.rate / shortCtx.rate),
+  };
+  log(`decode after a ${shortCtx.prompt}-token prompt ${longContext.short_prompt_tokens_per_s} tok/s, after a ${longCtx.prompt}-token one ${longContext.long_prompt_tokens_per_s} tok/s`);
 
   // TTFT with a ~1000-token prompt: a new prefix each time (cold), then the same
   // prefix with a new last message (warm: the prefix cache holds it).
