@@ -13,6 +13,7 @@ import { serve } from '../src/front/node/serve.js';
 import { modelsSettled } from '../src/runtime.js';
 import { barChart, stack } from './chart.js';
 import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
+import { perStep, readLoop } from './step-breakdown.js';
 
 const MODEL = 'svc/bench-chat';
 const MAX_TOKENS = Number(process.env.BENCH_TOKENS ?? 64);
@@ -171,15 +172,56 @@ async function main() {
 
   const results: Record<string, unknown> = {};
   const tput: Record<number, { tokensPerSecond: number; perStreamDecode: number }> = {};
+  const breakdown: Record<number, ReturnType<typeof perStep>> = {};
   for (const c of CONCURRENCY) {
     const rounds = [];
+    const before = await readLoop(server.url, MODEL);
     for (let r = 0; r < REPEATS; r++) rounds.push(await throughput(client, c, r));
     tput[c] = {
       tokensPerSecond: round(median(rounds.map((x) => x.tokensPerSecond))),
       perStreamDecode: round(median(rounds.map((x) => x.perStreamDecode))),
     };
-    log(`concurrency ${c}: ${tput[c].tokensPerSecond} tok/s aggregate`);
+    breakdown[c] = perStep(before, await readLoop(server.url, MODEL), 1000 / tput[c].perStreamDecode);
+    log(`concurrency ${c}: ${tput[c].tokensPerSecond} tok/s aggregate; per step ${JSON.stringify(breakdown[c].phases_ms)} (loop ${breakdown[c].loop_ms} ms of ${breakdown[c].client_step_ms} ms)`);
   }
+
+  // Fairness: a short request's time to first token on an idle server, then while 8 streams decode.
+  const short = [{ role: 'user' as const, content: 'Short question?' }];
+  const idleTtft: number[] = [];
+  const loadedTtft: number[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const t = await streamOnce(client, short, 2);
+    idleTtft.push(t.first - t.start);
+    const streams = Array.from({ length: 8 }, (_, i) =>
+      streamOnce(client, [{ role: 'user', content: `Load ${r}-${i}: ${filler(500 + r * 10 + i, 12)}` }], MAX_TOKENS * 2),
+    );
+    await new Promise((res) => setTimeout(res, 1000)); // the 8 are prefilled and decoding
+    const u = await streamOnce(client, short, 2);
+    loadedTtft.push(u.first - u.start);
+    await Promise.all(streams);
+  }
+  const fairness = { idle_ms: round(median(idleTtft)), under_8_streams_ms: round(median(loadedTtft)), ratio: round(median(loadedTtft) / median(idleTtft)) };
+  log(`short request TTFT: idle ${fairness.idle_ms} ms, while 8 streams decode ${fairness.under_8_streams_ms} ms`);
+
+  // Long contexts: one stream's decode rate after a ~1,800-token prompt against a ~50-token
+  // one (the filler's words are ~3.5 tokens each with this tokenizer).
+  const decodeAfter = async (words: number) => {
+    const rates: number[] = [];
+    let prompt = 0;
+    for (let r = 0; r < REPEATS; r++) {
+      const t = await streamOnce(client, [{ role: 'user', content: filler(9000 + words + r, words) }], MAX_TOKENS);
+      rates.push((t.tokens - 1) / ((t.end - t.first) / 1000));
+      prompt = t.promptTokens;
+    }
+    return { rate: median(rates), prompt };
+  };
+  const shortCtx = await decodeAfter(12);
+  const longCtx = await decodeAfter(505);
+  const longContext = {
+    short_prompt_tokens: shortCtx.prompt, short_prompt_tokens_per_s: round(shortCtx.rate),
+    long_prompt_tokens: longCtx.prompt, long_prompt_tokens_per_s: round(longCtx.rate), ratio: round(longCtx.rate / shortCtx.rate),
+  };
+  log(`decode after a ${shortCtx.prompt}-token prompt ${longContext.short_prompt_tokens_per_s} tok/s, after a ${longCtx.prompt}-token one ${longContext.long_prompt_tokens_per_s} tok/s`);
 
   // TTFT with a ~1000-token prompt: a new prefix each time (cold), then the same
   // prefix with a new last message (warm: the prefix cache holds it).
@@ -240,6 +282,9 @@ async function main() {
     model: { id: MODEL, weight_bytes: weightBytes },
     settings: { max_tokens: MAX_TOKENS, repeats: REPEATS, concurrency: CONCURRENCY },
     throughput_tokens_per_s: Object.fromEntries(CONCURRENCY.map((c) => [c, tput[c].tokensPerSecond])),
+    step_breakdown_ms: breakdown,
+    short_request_ttft: fairness,
+    long_context_decode: longContext,
     baseline_transformers_js_tokens_per_s: round(baseline),
     concurrency8_vs_baseline: round(tput[8].tokensPerSecond / baseline),
     direct_engine_concurrency8_tokens_per_s: round(direct8),
@@ -250,7 +295,10 @@ async function main() {
     grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },
     batch1_decode: { tokens_per_s: batch1, copy_bandwidth_gb_s: round(bandwidth / 1e9), bound_tokens_per_s: round(bound), fraction_of_bound: round(batch1 / bound, 3) },
     targets: {
-      'concurrency 8 >= 4x baseline': tput[8].tokensPerSecond / baseline >= 4,
+      'concurrency 8 >= 6x baseline': tput[8].tokensPerSecond / baseline >= 6,
+      'concurrency 16 >= 8x baseline': tput[16].tokensPerSecond / baseline >= 8,
+      'short request TTFT under 8 streams <= 3x idle': fairness.ratio <= 3,
+      'decode after 1,800 prompt tokens >= 0.6x after 50': longContext.ratio >= 0.6,
       'warm TTFT <= 0.2x cold': median(warm) / median(cold) <= 0.2,
       'HTTP overhead <= 5%': median(http) / median(direct) - 1 <= 0.05,
       'batch-1 decode >= 50% of bound': batch1 / bound >= 0.5,
@@ -269,6 +317,14 @@ async function main() {
     barChart(`Time to first token, ${promptTokens}-token prompt`, 'ms', [
       { label: 'cold', value: median(cold), color: '#888' },
       { label: 'warm prefix', value: median(warm), note: `${cachedTokens} tokens cached` },
+    ]),
+    barChart('A decode step at 8 concurrent streams, by phase', 'ms', [
+      ...Object.entries(breakdown[8].phases_ms).filter(([, ms]) => ms >= 0.005).map(([phase, ms]) => ({ label: phase, value: ms })),
+      { label: 'outside the loop', value: Math.max(0, breakdown[8].client_step_ms - breakdown[8].loop_ms), note: 'main thread, messages', color: '#888' },
+    ]),
+    barChart('Time to first token of a short request', 'ms', [
+      { label: 'idle server', value: fairness.idle_ms, color: '#888' },
+      { label: 'while 8 streams decode', value: fairness.under_8_streams_ms },
     ]),
   ]);
   writeFileSync(join(BENCH, 'chart.svg'), chart);

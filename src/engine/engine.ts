@@ -88,7 +88,12 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       }
       const grammar = req.sampling.grammar;
       const constraint = grammar && (await grammarsFor(codec, lm.vocabSize, lm.eosIds).constraint(grammar));
-      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, onToken, constraint || undefined);
+      const emit = (ev: TokenEvent) => {
+        const t0 = performance.now();
+        onToken(ev);
+        scheduler.timings.lap('emit', t0);
+      };
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, constraint || undefined);
       scheduler.submit(seq);
       return seq.result;
     },
@@ -158,7 +163,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
             queued: s?.waiting ?? 0,
             // The prefix cache's bytes and budget (what the engine holds between requests).
             ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20 } : {}),
-            ...(s ? { kv_device_reads: s.kvDeviceReads } : {}),
+            ...(s ? { kv_device_reads: s.kvDeviceReads, step_ms: { ...s.timings.ms }, decode_steps: s.timings.steps, decode_rows: s.timings.rows } : {}),
           };
         }),
       };

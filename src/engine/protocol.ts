@@ -68,6 +68,11 @@ export interface ModelStats {
   kv_cache_capacity_bytes?: number;
   /** KV caches read back from the device to the CPU so far (WebGPU keeps them on the GPU between decode steps). */
   kv_device_reads?: number;
+  /** Milliseconds the step loop has spent in each phase so far (graph, feeds, logits, repack, sample, emit, ...; see step-timings.ts). */
+  step_ms?: Record<string, number>;
+  /** Decode steps run so far, and the rows they decoded (decode_rows / decode_steps = mean batch). */
+  decode_steps?: number;
+  decode_rows?: number;
 }
 
 export interface ChatMessage {

@@ -45,47 +45,92 @@ export function nodeEndpoint(port: NodePort): Comlink.Endpoint {
 }
 
 /**
- * Worker side: exposes the engine. A generation's token callback is a comlink proxy
- * (its own MessagePort); it is released when the generation ends so ports do not pile up.
+ * What the worker exposes beyond EngineApi. Token events do not travel as a callback
+ * call per token (comlink: a message there and a reply back for each): every
+ * generation of one connection posts on one port, and the events of a decode step,
+ * all rows together, leave in one message as `[stream, event][]`, where the
+ * stream is a number the main side gave the generation (request ids need not be unique).
  */
+interface WorkerApi extends EngineApi {
+  tokenPort(port: MessagePort): void;
+  generateOnPort(req: GenerateRequest, stream: number): Promise<GenerateResult>;
+}
+
+type TokenBatch = [number, TokenEvent][];
+
+/** Worker side: exposes the engine, with the token port of this connection. */
 export function exposeEngine(engine: EngineApi, endpoint: Comlink.Endpoint): void {
-  const exposed: EngineApi = {
+  let port: MessagePort | null = null;
+  let pending: TokenBatch = [];
+  // A step emits its rows' events synchronously: a microtask sends them after the last.
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    port?.postMessage(batch);
+  };
+  const exposed: WorkerApi = {
     ...engine,
-    async generate(req, onToken) {
-      const remote = onToken as Comlink.Remote<(ev: TokenEvent) => void>;
-      try {
-        return await engine.generate(req, (ev) => void remote(ev));
-      } finally {
-        remote[Comlink.releaseProxy]();
-      }
+    tokenPort(p) {
+      port = p;
+    },
+    generateOnPort(req, stream) {
+      return engine.generate(req, (ev) => {
+        if (pending.push([stream, ev]) === 1) queueMicrotask(flush);
+      });
     },
   };
   Comlink.expose(exposed, endpoint);
 }
 
+/** The main side's end of a worker's token port: events by stream. */
+type TokenSink = Map<number, (ev: TokenEvent) => void>;
+const sinks = new WeakMap<object, Promise<TokenSink>>();
+let nextStream = 0;
+
+function tokenSink(remote: Comlink.Remote<WorkerApi>): Promise<TokenSink> {
+  let sink = sinks.get(remote);
+  if (!sink) {
+    const listeners: TokenSink = new Map();
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = (e: MessageEvent<TokenBatch>) => {
+      for (const [id, ev] of e.data) listeners.get(id)?.(ev);
+    };
+    // In Node an open port keeps the process alive; the worker's calls in flight already do.
+    (port1 as MessagePort & { unref?: () => void }).unref?.();
+    sink = remote.tokenPort(Comlink.transfer(port2, [port2])).then(() => listeners);
+    sinks.set(remote, sink);
+  }
+  return sink;
+}
+
 /**
- * Main-thread side of generate. Token events travel on the callback's own port and
- * the result on the worker's, and two ports keep no order between them: the result
- * can overtake the last tokens. Every token appears in exactly one event, so the
- * result is held until the events have delivered all of its tokens.
+ * Main-thread side of generate. Token events travel on the token port and the result
+ * on the worker's, and two ports keep no order between them: the result can overtake
+ * the last tokens. Every token appears in exactly one event, so the result is held
+ * until the events have delivered all of its tokens.
  */
 export async function generateInOrder(
-  remote: Comlink.Remote<EngineApi>,
+  engine: Comlink.Remote<EngineApi>,
   req: GenerateRequest,
   onToken: (ev: TokenEvent) => void,
 ): Promise<GenerateResult> {
+  const remote = engine as unknown as Comlink.Remote<WorkerApi>;
+  const listeners = await tokenSink(remote);
   let seen = 0;
   let expected = Infinity;
   let caughtUp: () => void = () => undefined;
-  const result = await remote.generate(
-    req,
-    Comlink.proxy((ev: TokenEvent) => {
-      onToken(ev);
-      seen += ev.token_ids.length;
-      if (seen >= expected) caughtUp();
-    }),
-  );
-  expected = result.token_ids.length;
-  if (seen < expected) await new Promise<void>((r) => (caughtUp = r));
-  return result;
+  const stream = nextStream++;
+  listeners.set(stream, (ev) => {
+    onToken(ev);
+    seen += ev.token_ids.length;
+    if (seen >= expected) caughtUp();
+  });
+  try {
+    const result = await remote.generateOnPort(req, stream);
+    expected = result.token_ids.length;
+    if (seen < expected) await new Promise<void>((r) => (caughtUp = r));
+    return result;
+  } finally {
+    listeners.delete(stream);
+  }
 }

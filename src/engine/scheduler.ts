@@ -3,6 +3,7 @@ import { packBatch, unpackRow, type BatchKv, type SeqKv } from './kv/layout.js';
 import type { PrefixCache } from './kv/prefix-cache.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
+import { StepTimings } from './step-timings.js';
 import { maskRows } from './structured/index.js';
 import { yieldToEventLoop } from './yield.js';
 
@@ -10,7 +11,7 @@ export interface SchedulerOptions {
   prefixCache?: PrefixCache;
   /** Most sequences decoded together in one step. */
   maxBatch?: number;
-  /** Most prompt tokens prefilled between two decode steps. */
+  /** Most prompt tokens prefilled between two decode steps (over all the sequences admitted in that turn). */
   prefillChunk?: number;
 }
 
@@ -21,14 +22,20 @@ export interface SchedulerStats {
   kvCacheEntries: number;
   /** KV caches read back from the device (WebGPU): only batch changes and prefills, never a plain decode step. */
   kvDeviceReads: number;
+  /** Where the loop's time went so far. */
+  timings: StepTimings;
 }
 
 /**
  * The step loop of one model: continuous batching. Each turn of the loop
- * prefills one chunk of one new sequence's prompt (after any prefix the cache
- * holds), then runs one decode step for every running sequence together, so a
- * long prompt delays running streams by one chunk at a time. Sequences join and
- * leave the batch between steps; a cancelled one is dropped before the next.
+ * prefills up to `prefillChunk` prompt tokens of the waiting sequences (after any
+ * prefix the cache holds), then runs one decode step for every running sequence
+ * together, so a long prompt delays running streams by one chunk at a time. Several
+ * short prompts are admitted in one turn, so a burst of requests joins the batch
+ * together rather than one per step; a long prompt with more to go goes to the back
+ * of the line, so a short request behind it is not held up for its whole prefill.
+ * Sequences join and leave the batch between steps; a cancelled one is dropped
+ * before the next.
  */
 export class Scheduler {
   private waiting: Sequence[] = [];
@@ -40,6 +47,8 @@ export class Scheduler {
   private running = false;
   private readonly maxBatch: number;
   private readonly prefillChunk: number;
+  /** Running sums of the loop's phases; the engine adds the time its token callbacks take ('emit'). */
+  readonly timings = new StepTimings();
 
   constructor(
     private readonly lm: CausalLM,
@@ -67,6 +76,7 @@ export class Scheduler {
       kvCacheBytes: this.opts.prefixCache?.bytes ?? 0,
       kvCacheEntries: this.opts.prefixCache?.entries ?? 0,
       kvDeviceReads: this.lm.downloads,
+      timings: this.timings,
     };
   }
 
@@ -86,10 +96,12 @@ export class Scheduler {
     try {
       while (this.waiting.length || this.joining.length || this.batch.length) {
         await this.dropCancelled();
-        const seq = this.waiting.shift();
-        if (seq) {
+        let budget = this.prefillChunk;
+        const turn = this.waiting.length;
+        for (let i = 0; i < turn && budget > 0; i++) {
+          const seq = this.waiting.shift()!;
           try {
-            await this.prefill(seq);
+            budget -= await this.prefill(seq, budget);
           } catch (e) {
             seq.fail(e);
           }
@@ -103,15 +115,17 @@ export class Scheduler {
             this.dropBatchKv();
           }
         }
+        const t = performance.now();
         await yieldToEventLoop();
+        this.timings.lap('yield', t);
       }
     } finally {
       this.running = false;
     }
   }
 
-  /** Runs the next chunk of a sequence's prompt; a sequence with more to go stays first in line. */
-  private async prefill(seq: Sequence): Promise<void> {
+  /** Runs the next chunk (at most `budget` tokens) of a sequence's prompt; one with more to go goes to the back of the line. Returns the tokens run. */
+  private async prefill(seq: Sequence, budget: number): Promise<number> {
     const prompt = seq.promptIds;
     if (seq.prefilled === 0 && !seq.kv) {
       // At least the last prompt token is run, for the logits of the first new token.
@@ -119,21 +133,24 @@ export class Scheduler {
       seq.cachedTokens = seq.prefilled = hit?.length ?? 0;
       seq.kv = hit?.kv ?? null;
     }
-    const end = Math.min(prompt.length, seq.prefilled + this.prefillChunk);
+    const start = seq.prefilled;
+    const end = Math.min(prompt.length, start + budget);
+    const t0 = performance.now();
     const { logits, kv } = await this.lm.prefill(prompt.slice(seq.prefilled, end), seq.kv);
+    const t1 = this.timings.lap('prefill', t0);
     seq.kv = kv;
     seq.prefilled = end;
     if (end < prompt.length) {
-      this.waiting.unshift(seq);
-      return;
+      this.waiting.push(seq);
+      return end - start;
     }
     this.opts.prefixCache?.insert(prompt, kv);
+    const t2 = this.timings.lap('prefix_cache', t1);
     await maskRows([seq], [logits]); // structured outputs
-    if (seq.advance(logits)) {
-      seq.kv = null;
-      return;
-    }
-    this.joining.push(seq);
+    this.timings.lap('mask', t2);
+    if (this.advance(seq, logits)) seq.kv = null;
+    else this.joining.push(seq);
+    return end - start;
   }
 
   private async decodeStep(): Promise<void> {
@@ -144,23 +161,41 @@ export class Scheduler {
     const { logits, kv } = await this.lm.decode(
       this.batch.map((s) => s.lastToken),
       this.batchKv!,
+      this.timings,
     );
     this.batchKv = kv;
+    this.timings.steps++;
+    this.timings.rows += this.batch.length;
+    const t0 = performance.now();
     await maskRows(this.batch, logits); // structured outputs: each row by its own grammar
+    this.timings.lap('mask', t0);
     const done = new Set<Sequence>();
     this.batch.forEach((s, r) => {
-      if (s.advance(logits[r])) done.add(s);
+      if (this.advance(s, logits[r])) done.add(s);
     });
     if (done.size === 0) return;
+    const t1 = performance.now();
     await this.lm.toHost(kv);
     for (const [r, s] of this.batch.entries()) {
       if (done.has(s)) this.opts.prefixCache?.insert(s.fedTokens, unpackRow(this.lm.kvShape, kv, r));
     }
+    this.timings.lap('prefix_cache', t1);
     await this.repack(this.batch.filter((s) => !done.has(s)), []);
+  }
+
+  /** Sequence.advance, its time counted as 'sample' less what its token callback took ('emit'). */
+  private advance(seq: Sequence, logits: Float32Array): boolean {
+    const emitted = this.timings.ms.emit;
+    const t0 = performance.now();
+    const done = seq.advance(logits);
+    this.timings.lap('sample', t0);
+    this.timings.ms.sample -= this.timings.ms.emit - emitted;
+    return done;
   }
 
   /** Rebuilds the batch cache for the rows that stay plus those joining (on the CPU: a device cache is read back first). */
   private async repack(stay: Sequence[], joining: Sequence[]): Promise<void> {
+    const t0 = performance.now();
     if (this.batchKv) await this.lm.toHost(this.batchKv);
     const shape = this.lm.kvShape;
     const rows: SeqKv[] = stay.map((s) => unpackRow(shape, this.batchKv!, this.batch.indexOf(s)));
@@ -170,6 +205,7 @@ export class Scheduler {
     }
     this.batch = [...stay, ...joining];
     this.batchKv = this.batch.length ? packBatch(shape, rows) : null;
+    this.timings.lap('repack', t0);
   }
 
   private async dropCancelled(): Promise<void> {

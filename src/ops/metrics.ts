@@ -99,6 +99,24 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     labelNames: ['model'] as const,
     registers: [registry],
   });
+  const stepSeconds = new Gauge({
+    name: 'hearth_step_seconds_total',
+    help: "Seconds the model's step loop has spent in each phase (graph, feeds, logits, repack, sample, emit, ...), per model.",
+    labelNames: ['model', 'phase'] as const,
+    registers: [registry],
+  });
+  const decodeSteps = new Gauge({
+    name: 'hearth_decode_steps_total',
+    help: 'Decode steps run, per model.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const decodeRows = new Gauge({
+    name: 'hearth_decode_rows_total',
+    help: 'Sequence rows decoded over all steps, per model (rows / steps = mean batch).',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
 
   const upstreamLatency = new Histogram({
     name: 'hearth_upstream_request_duration_seconds',
@@ -134,6 +152,9 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     active.reset();
     kvUsed.reset();
     kvCapacity.reset();
+    stepSeconds.reset();
+    decodeSteps.reset();
+    decodeRows.reset();
     const models = await engine.models().catch(() => []);
     for (const m of models) for (const s of STATUSES) modelStatus.set({ model: m.id, status: s }, m.status === s ? 1 : 0);
     const stats = await engine.stats?.().catch(() => undefined);
@@ -142,6 +163,9 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
       active.set({ model: s.id }, s.active);
       if (s.kv_cache_bytes !== undefined) kvUsed.set({ model: s.id }, s.kv_cache_bytes);
       if (s.kv_cache_capacity_bytes !== undefined) kvCapacity.set({ model: s.id }, s.kv_cache_capacity_bytes);
+      for (const [phase, ms] of Object.entries(s.step_ms ?? {})) stepSeconds.set({ model: s.id, phase }, ms / 1000);
+      if (s.decode_steps !== undefined) decodeSteps.set({ model: s.id }, s.decode_steps);
+      if (s.decode_rows !== undefined) decodeRows.set({ model: s.id }, s.decode_rows);
     }
   }
 

@@ -37,11 +37,11 @@ function scheduler(prefixCache?: PrefixCache, prefillChunk?: number) {
 }
 
 let n = 0;
-function run(s: Scheduler, messages: ChatMessage[], sampling: Partial<SamplingParams> = {}) {
+function run(s: Scheduler, messages: ChatMessage[], sampling: Partial<SamplingParams> = {}, onToken: () => void = () => undefined) {
   const { ids, text } = codec.encodeChat(messages);
   const seq = new Sequence(
     { id: `q${n++}`, model: entry.id, prompt: { messages }, sampling: { ...greedy, ...sampling } },
-    ids, text, codec, { eosIds: lm.eosIds, contextLength: 2048 }, () => undefined,
+    ids, text, codec, { eosIds: lm.eosIds, contextLength: 2048 }, onToken,
   );
   s.submit(seq);
   return seq;
@@ -85,6 +85,25 @@ describe('continuous batching', () => {
     // Between two chunks of the long prompt the running stream decoded a token.
     const afterFirstDecode = order.slice(order.indexOf('d')).join('');
     expect(afterFirstDecode).toMatch(/^d(pd)+/);
+  });
+
+  it('admits a burst of short prompts in one turn, so they decode together from the first step', async () => {
+    const { s, steps, order } = scheduler();
+    await Promise.all(['fire', 'ice', 'rock', 'sand?'].map((w) => run(s, user(w), { ignore_eos: true, max_tokens: 6 }).result));
+    expect(order.join('')).toMatch(/^ppppd/);
+    expect(steps[0]).toBe(4);
+  });
+
+  it('gives a short prompt its first token before a long prompt ahead of it has finished its prefill', async () => {
+    const long = user('a long prompt about rivers and stones and quiet gardens in winter '.repeat(6));
+    const { s, prefills } = scheduler(undefined, 16);
+    const firsts: string[] = [];
+    const a = run(s, long, { max_tokens: 2 }, () => firsts.push('long'));
+    const b = run(s, user('x'), { max_tokens: 2 }, () => firsts.push('short'));
+    await Promise.all([a.result, b.result]);
+    expect(firsts.indexOf('short')).toBeLessThan(firsts.indexOf('long'));
+    // The long prompt still ran in chunks of at most 16 tokens, its chunks around the short one's.
+    expect(Math.max(...prefills)).toBeLessThanOrEqual(16);
   });
 
   it('frees a cancelled sequence\'s row by the next step', async () => {

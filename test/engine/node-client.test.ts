@@ -35,6 +35,24 @@ describe('the engine in a worker thread', () => {
     }
   });
 
+  it('gives concurrent generations each its own events, in order, even under one request id', async () => {
+    const prompts = ['Hello!', 'What is snow?', 'Tell me about the sea.', 'Why?'];
+    const events: TokenEvent[][] = prompts.map(() => []);
+    const results = await Promise.all(
+      prompts.map((content, i) =>
+        engine.generate(
+          { id: 'same', model: 'svc/tiny-chat', prompt: { messages: [{ role: 'user', content }] }, sampling: { ...sampling, max_tokens: 24 } },
+          (ev) => events[i].push(ev),
+        ),
+      ),
+    );
+    results.forEach((result, i) => {
+      expect(events[i].flatMap((e) => e.token_ids)).toEqual(result.token_ids);
+      expect(events[i].map((e) => e.text).join('')).toBe(result.text);
+    });
+    expect(new Set(results.map((r) => r.text)).size).toBeGreaterThan(1);
+  });
+
   it('keeps EngineError codes across the worker boundary', async () => {
     await expect(
       engine.generate({ id: 'x', model: 'svc/none', prompt: { text: 'hi' }, sampling }, () => undefined),

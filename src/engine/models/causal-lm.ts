@@ -1,6 +1,7 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
+import type { StepTimings } from '../step-timings.js';
 import { createModelSession, joinPath, readJson } from './files.js';
 import { emptyKv, readDecoderInterface, toFloat32, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 
@@ -69,8 +70,9 @@ export class CausalLM {
   }
 
   /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
-  async decode(tokens: number[], batch: BatchKv): Promise<{ logits: Float32Array[]; kv: BatchKv }> {
+  async decode(tokens: number[], batch: BatchKv, timings?: StepTimings): Promise<{ logits: Float32Array[]; kv: BatchKv }> {
     const { width, pads } = batch;
+    const t0 = performance.now();
     const mask = new BigInt64Array(tokens.length * (width + 1));
     pads.forEach((pad, r) => mask.fill(1n, r * (width + 1) + pad, (r + 1) * (width + 1)));
     const out = await this.run(
@@ -79,13 +81,17 @@ export class CausalLM {
       mask,
       width,
       batch.device ?? batch.data,
+      timings,
+      t0,
     );
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
+    const t1 = performance.now();
     const vocab = out.logits.dims[2];
     const all = toFloat32(out.logits, 0, tokens.length * vocab);
     const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
     const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data: out.kv.map((t) => t.data as KvArray) };
+    timings?.lap('logits', t1);
     return { logits, kv };
   }
 
@@ -95,6 +101,8 @@ export class CausalLM {
     mask: BigInt64Array,
     pastLen: number,
     past: KvArray[] | Tensor[] | null,
+    timings?: StepTimings,
+    started = 0,
   ): Promise<{ logits: Tensor; kv: Tensor[] }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -118,7 +126,9 @@ export class CausalLM {
       feeds[`past_key_values.${i}.key`] = pastTensor(past?.[2 * i]);
       feeds[`past_key_values.${i}.value`] = pastTensor(past?.[2 * i + 1]);
     }
+    const ran = timings?.lap('feeds', started) ?? 0;
     const out = await this.session.run(feeds);
+    timings?.lap('graph', ran);
     const kv: Tensor[] = [];
     for (let i = 0; i < io.layers; i++) kv.push(out[`present.${i}.key`], out[`present.${i}.value`]);
     return { logits: out.logits, kv };

@@ -1,4 +1,5 @@
 import type { SamplingParams } from '../protocol.js';
+import { firstSorted } from './select.js';
 
 export interface SampledToken {
   id: number;
@@ -28,9 +29,11 @@ export function sampleToken(
   counts: Map<number, number>,
   banned: readonly number[] = [],
 ): SampledToken {
-  const scores = Float32Array.from(logits);
-  for (const [id, n] of counts) {
-    scores[id] -= params.presence_penalty + params.frequency_penalty * n;
+  // Copied only where penalties or bans write to it.
+  const penalised = counts.size > 0 && (params.presence_penalty !== 0 || params.frequency_penalty !== 0);
+  const scores = penalised || banned.length ? Float32Array.from(logits) : logits;
+  if (penalised) {
+    for (const [id, n] of counts) scores[id] -= params.presence_penalty + params.frequency_penalty * n;
   }
   for (const id of banned) scores[id] = -Infinity;
 
@@ -38,17 +41,27 @@ export function sampleToken(
   // is greedy in effect: sample greedily instead of dividing into NaN.
   const greedy = !(params.temperature >= 1e-6);
   const t = greedy ? 1 : params.temperature;
-  const logZ = logSumExp(scores, t);
-  const logprobOf = (id: number) => scores[id] / t - logZ;
+  // Greedy needs no normaliser unless logprobs are read: it costs a pass of exp over the vocabulary.
+  let logZ = greedy ? NaN : logSumExp(scores, t);
+  const logprobOf = (id: number) => {
+    if (Number.isNaN(logZ)) logZ = logSumExp(scores, t);
+    return scores[id] / t - logZ;
+  };
 
   const id = greedy ? argmax(scores) : drawFiltered(scores, t, logZ, params, rng);
   const top = params.logprobs > 0 ? topK(scores, params.logprobs).map((i) => ({ id: i, logprob: logprobOf(i) })) : [];
-  return { id, logprob: logprobOf(id), top };
+  return {
+    id,
+    get logprob() {
+      return logprobOf(id);
+    },
+    top,
+  };
 }
 
 function drawFiltered(scores: Float32Array, t: number, logZ: number, p: Params, rng: () => number): number {
-  // Candidates in descending probability; tokens far below the best are dropped
-  // before sorting, since a large vocabulary would otherwise be sorted every step.
+  // Candidates in descending probability; tokens far below the best are dropped first,
+  // and only as many of the best are put in order as top_k and top_p can keep.
   const probs = new Float64Array(scores.length);
   let pmax = 0;
   for (let i = 0; i < scores.length; i++) {
@@ -56,15 +69,21 @@ function drawFiltered(scores: Float32Array, t: number, logZ: number, p: Params, 
     if (probs[i] > pmax) pmax = probs[i];
   }
   const floor = Math.max(pmax * 1e-9, p.min_p > 0 ? pmax * p.min_p : 0);
-  let cand: number[] = [];
-  for (let i = 0; i < probs.length; i++) if (probs[i] >= floor && probs[i] > 0) cand.push(i);
-  cand.sort((a, b) => probs[b] - probs[a] || a - b);
-  if (p.top_k > 0) cand = cand.slice(0, p.top_k);
-  if (p.top_p < 1) {
+  const all: number[] = [];
+  for (let i = 0; i < probs.length; i++) if (probs[i] >= floor && probs[i] > 0) all.push(i);
+  const order = (a: number, b: number) => probs[b] - probs[a] || a - b;
+  const k = p.top_k > 0 ? Math.min(p.top_k, all.length) : all.length;
+  let cand = firstSorted(all, p.top_p < 1 ? Math.min(k, 64) : k, order);
+  while (p.top_p < 1) {
     let acc = 0;
     let keep = 0;
     while (keep < cand.length && acc < p.top_p) acc += probs[cand[keep++]];
-    cand = cand.slice(0, Math.max(1, keep));
+    if (acc >= p.top_p || cand.length === k) {
+      cand = cand.slice(0, Math.max(1, keep));
+      break;
+    }
+    // The nucleus is wider than the tokens put in order so far: order more of them.
+    cand = firstSorted(all, Math.min(k, cand.length * 4), order);
   }
   let total = 0;
   for (const i of cand) total += probs[i];
