@@ -138,13 +138,23 @@ async function readAll(res: Response, url: string, total: number, opts: CachedFe
   return out;
 }
 
-/** Whether a model file can be had (in the cache, or a HEAD request succeeds), without reading it. */
+/**
+ * Whether a model file can be had (in the cache, or a HEAD request succeeds), without
+ * reading it. A file the server said it does not have (404) is remembered as absent in
+ * the cache beside the files, so a model loaded once loads again offline without asking
+ * for the optional files it lacks (external data, pooling config); evicting the model's
+ * folder forgets it with the rest.
+ */
 export async function modelFileExists(url: string | URL, opts: Pick<CachedFetchOptions, 'noCache'> = {}): Promise<boolean> {
   const href = sourceURL(absoluteURL(url));
   const cache = await openCache(opts.noCache);
   if (await cache?.match(href)) return true;
+  const absent = `${href}${href.includes('?') ? '&' : '?'}hearth-absent`;
+  if (await cache?.match(absent)) return false;
   try {
-    return (await fetch(href, { method: 'HEAD' })).ok;
+    const res = await fetch(href, { method: 'HEAD' });
+    if (res.status === 404) await cache?.put(absent, new Response(null)).catch(() => undefined);
+    return res.ok;
   } catch {
     return false;
   }
