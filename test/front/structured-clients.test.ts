@@ -1,15 +1,9 @@
-// Structured outputs and tool calls through hearth/msw with the frameworks people build
-// on: the Vercel AI SDK (generateObject, streamObject, generateText with tools) and
-// LangChain (withStructuredOutput, bindTools). The fixture writes gibberish, so output
-// that validates is the grammar's doing; assertions check validity, never content.
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { tool as lcTool } from '@langchain/core/tools';
-import { ChatOpenAI } from '@langchain/openai';
-import { generateObject, generateText, streamObject, tool } from 'ai';
+// Structured outputs and tool calls through hearth/msw with the Vercel AI SDK and
+// LangChain; the checks themselves live in test/helpers/structured-clients.ts.
 import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { afterAll, beforeAll } from 'vitest';
 import { hearthHandlers, type HearthHandlers } from '../../src/front/msw/index.js';
+import { describeStructuredClients } from '../helpers/structured-clients.js';
 
 const baseURL = 'https://api.example.test/v1';
 const apiKey = `svc_live_${'a1B2'.repeat(8)}`;
@@ -27,55 +21,4 @@ afterAll(async () => {
   await handlers?.close();
 });
 
-const Person = z.object({ name: z.string().max(12), age: z.number().int().min(0).max(120), tags: z.array(z.enum(['a', 'b'])).max(3) });
-const Weather = z.object({ city: z.string().max(16), unit: z.enum(['c', 'f']) });
-
-describe('the Vercel AI SDK through hearth/msw', () => {
-  const hearth = createOpenAICompatible({ name: 'hearth', baseURL, apiKey, supportsStructuredOutputs: true });
-  const model = hearth.chatModel('svc/tiny-chat');
-
-  it('generateObject returns an object of the schema', async () => {
-    const { object, finishReason } = await generateObject({ model, schema: Person, prompt: 'Describe someone.', temperature: 0 });
-    expect(finishReason).toBe('stop');
-    expect(Person.safeParse(object).success).toBe(true);
-  });
-
-  it('streamObject streams partial objects that end as one of the schema', async () => {
-    const result = streamObject({ model, schema: Person, prompt: 'Describe someone.', temperature: 0 });
-    let partials = 0;
-    for await (const _ of result.partialObjectStream) partials++;
-    expect(partials).toBeGreaterThan(1);
-    expect(Person.safeParse(await result.object).success).toBe(true);
-  });
-
-  it('generateText with a required tool gets a call with valid input', async () => {
-    const r = await generateText({
-      model,
-      prompt: 'Weather in Paris?',
-      tools: { get_weather: tool({ description: 'Weather in a city', inputSchema: Weather }) },
-      toolChoice: 'required',
-      temperature: 0,
-    });
-    expect(r.finishReason).toBe('tool-calls');
-    expect(r.toolCalls.length).toBeGreaterThan(0);
-    expect(r.toolCalls[0]!.toolName).toBe('get_weather');
-    expect(Weather.safeParse(r.toolCalls[0]!.input).success).toBe(true);
-  });
-});
-
-describe('LangChain through hearth/msw', () => {
-  const llm = new ChatOpenAI({ model: 'svc/tiny-chat', apiKey, temperature: 0, maxRetries: 0, configuration: { baseURL } });
-
-  it('withStructuredOutput returns an object of the schema', async () => {
-    const out = await llm.withStructuredOutput(Person, { name: 'person', method: 'jsonSchema' }).invoke('Describe someone.');
-    expect(Person.safeParse(out).success).toBe(true);
-  });
-
-  it('bindTools gets a tool call with valid arguments', async () => {
-    const getWeather = lcTool(async () => 'sunny', { name: 'get_weather', description: 'Weather in a city', schema: Weather });
-    const msg = await llm.bindTools([getWeather], { tool_choice: 'required' }).invoke('Weather in Paris?');
-    expect(msg.tool_calls?.length).toBeGreaterThan(0);
-    expect(msg.tool_calls![0]!.name).toBe('get_weather');
-    expect(Weather.safeParse(msg.tool_calls![0]!.args).success).toBe(true);
-  });
-});
+describeStructuredClients('hearth/msw', () => ({ baseURL, apiKey }));
