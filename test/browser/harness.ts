@@ -80,13 +80,20 @@ export const mirrorStandIns = new Map<string, string>();
 /** Requests the hub mirror answered. */
 export const mirrorHits: string[] = [];
 
-export async function startDemo(opts: DemoOptions = {}): Promise<DemoServer> {
+/**
+ * `pageDeps`: packages a page-client function imports that the demo does not. Vite
+ * optimizes them up front; found mid-run, it re-optimizes and the page's earlier dependency
+ * URLs (the engine's grammar module among them) stop resolving.
+ */
+export async function startDemo(opts: DemoOptions = {}, pageDeps: string[] = []): Promise<DemoServer> {
   const port = await freePort();
+  const config = demoConfig(opts);
   // Its own dependency cache: test files run in parallel, and two optimizers sharing one folder race.
   const cacheDir = mkdtempSync(join(tmpdir(), 'hearth-vite-'));
   const server: ViteDevServer = await createServer({
-    ...demoConfig(opts),
-    plugins: [...(demoConfig(opts).plugins ?? []), hubMirror()],
+    ...config,
+    plugins: [...(config.plugins ?? []), hubMirror()],
+    optimizeDeps: { ...config.optimizeDeps, include: [...(config.optimizeDeps?.include ?? []), ...pageDeps] },
     cacheDir,
     configFile: false,
     logLevel: process.env.HEARTH_BROWSER_LOG ? 'info' : 'error',

@@ -7,15 +7,12 @@ import { tool as lcTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateObject, generateText, streamObject, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { Person, Weather } from './client-schemas.js';
 
 export interface Endpoint {
   baseURL: string;
   apiKey: string;
 }
-
-const Person = z.object({ name: z.string().max(12), age: z.number().int().min(0).max(120), tags: z.array(z.enum(['a', 'b'])).max(3) });
-const Weather = z.object({ city: z.string().max(16), unit: z.enum(['c', 'f']) });
 
 /**
  * Registers the AI SDK and LangChain describe blocks for one front door. `endpoint` is
