@@ -186,17 +186,32 @@ declare global {
   }
 }
 
-const PAGE_CLIENT = `/@fs${join(REPO_ROOT, 'test/browser/page-client.ts')}`;
+const pageModule = (file: string) => `/@fs${join(REPO_ROOT, 'test/browser', file)}`;
 
 type PageClient = typeof import('./page-client.js');
+type PageFrameworks = typeof import('./page-frameworks.js');
 
-/** Calls a function of page-client.ts inside the page (imported there through Vite). */
+/** Calls an exported function of a page module inside the page (imported there through Vite). */
+function callInPage(page: Page, file: string, fn: string, args: unknown[]): Promise<unknown> {
+  // A string, so the test runner's transform of import() does not reach the page.
+  const code = `import(${JSON.stringify(pageModule(file))}).then((m) => m[${JSON.stringify(fn)}](...${JSON.stringify(args)}))`;
+  return page.evaluate(code);
+}
+
+/** Calls a function of page-client.ts inside the page. */
 export async function inPage<K extends keyof PageClient>(
   page: Page,
   fn: K,
   ...args: Parameters<PageClient[K]>
 ): Promise<Awaited<ReturnType<PageClient[K]>>> {
-  // A string, so the test runner's transform of import() does not reach the page.
-  const code = `import(${JSON.stringify(PAGE_CLIENT)}).then((m) => m[${JSON.stringify(fn)}](...${JSON.stringify(args)}))`;
-  return page.evaluate(code) as Promise<Awaited<ReturnType<PageClient[K]>>>;
+  return callInPage(page, 'page-client.ts', fn, args) as Promise<Awaited<ReturnType<PageClient[K]>>>;
+}
+
+/** Calls a function of page-frameworks.ts (the AI SDK and LangChain) inside the page. */
+export async function inFrameworkPage<K extends keyof PageFrameworks>(
+  page: Page,
+  fn: K,
+  ...args: Parameters<PageFrameworks[K]>
+): Promise<Awaited<ReturnType<PageFrameworks[K]>>> {
+  return callInPage(page, 'page-frameworks.ts', fn, args) as Promise<Awaited<ReturnType<PageFrameworks[K]>>>;
 }

@@ -3,7 +3,7 @@
 // as the Node front doors (test/helpers/structured-clients.ts). Validity, never content.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Person, Weather } from '../helpers/client-schemas.js';
-import { CHROMIUM, freshBrowser, inPage, openDemo, startDemo, type DemoServer } from './harness.js';
+import { CHROMIUM, freshBrowser, inFrameworkPage, openDemo, startDemo, type DemoServer } from './harness.js';
 
 const suite = CHROMIUM ? describe : describe.skip;
 let server: DemoServer;
@@ -21,7 +21,7 @@ suite('the Vercel AI SDK and LangChain in the page on ?device=wasm', () => {
 
   it('get objects of the schema and tool calls with valid arguments', async () => {
     const { page, info, errors } = await openDemo(browser.context, `${server.url}?device=wasm`);
-    const r = await inPage(page, 'frameworkFlow', info);
+    const r = await inFrameworkPage(page, 'frameworkFlow', info);
     expect(r.generateObject.finish).toBe('stop');
     expect(Person.safeParse(r.generateObject.object).success).toBe(true);
     expect(r.streamObject.partials).toBeGreaterThan(1);
