@@ -204,7 +204,8 @@ export class Scheduler {
       s.kv = null;
     }
     this.batch = [...stay, ...joining];
-    this.batchKv = this.batch.length ? packBatch(shape, rows) : null;
+    if (this.batch.length) this.batchKv = packBatch(shape, rows);
+    else this.dropBatchKv();
     this.timings.lap('repack', t0);
   }
 

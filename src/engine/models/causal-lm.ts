@@ -1,5 +1,6 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
+import { KvOutputArena } from '../kv/output-arena.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
 import { createModelSession, joinPath, readJson } from './files.js';
@@ -25,7 +26,9 @@ export class CausalLM {
     readonly io: DecoderInterface,
     readonly vocabSize: number,
     readonly eosIds: number[],
-  ) {}
+  ) {
+    this.arena = backend.preallocatesOutputs ? new KvOutputArena() : null;
+  }
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<CausalLM> {
     const config = await readJson<LlmConfig>(backend, joinPath(folder, 'config.json'));
@@ -47,6 +50,9 @@ export class CausalLM {
 
   /** KV caches read back from the device (GPU → CPU), for tests and stats: only batch changes need them. */
   downloads = 0;
+
+  /** Where decode steps write present.*, when the backend takes output buffers. */
+  private readonly arena: KvOutputArena | null;
 
   get kvShape(): KvShape {
     return { layers: this.io.layers, kvHeads: this.io.kvHeads, headDim: this.io.headDim };
@@ -75,22 +81,18 @@ export class CausalLM {
     const t0 = performance.now();
     const mask = new BigInt64Array(tokens.length * (width + 1));
     pads.forEach((pad, r) => mask.fill(1n, r * (width + 1) + pad, (r + 1) * (width + 1)));
-    const out = await this.run(
-      tokens.map((t) => [t]),
-      pads.map((pad) => [width - pad]),
-      mask,
-      width,
-      batch.device ?? batch.data,
-      timings,
-      t0,
-    );
+    const past = batch.device ?? batch.data;
+    const into = this.arena && batch.data ? this.arena.next(batch.data[0], batch.data.length, tokens.length * this.io.kvHeads * (width + 1) * this.io.headDim) : undefined;
+    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, past, timings, t0, into);
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const t1 = performance.now();
     const vocab = out.logits.dims[2];
     const all = toFloat32(out.logits, 0, tokens.length * vocab);
     const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
-    const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data: out.kv.map((t) => t.data as KvArray) };
+    // The binding hands back a copy of each output handed in; the arena's arrays hold the same values.
+    const data = into ?? out.kv.map((t) => t.data as KvArray);
+    const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data };
     timings?.lap('logits', t1);
     return { logits, kv };
   }
@@ -103,6 +105,8 @@ export class CausalLM {
     past: KvArray[] | Tensor[] | null,
     timings?: StepTimings,
     started = 0,
+    /** Arrays for present.* to be written into (2 × layers, each [rows, kv_heads, pastLen + len, head_dim]). */
+    into?: KvArray[],
   ): Promise<{ logits: Tensor; kv: Tensor[] }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -126,8 +130,17 @@ export class CausalLM {
       feeds[`past_key_values.${i}.key`] = pastTensor(past?.[2 * i]);
       feeds[`past_key_values.${i}.value`] = pastTensor(past?.[2 * i + 1]);
     }
+    let fetches: Record<string, Tensor | null> | undefined;
+    if (into) {
+      const presentDims = [rows, io.kvHeads, pastLen + len, io.headDim];
+      fetches = Object.fromEntries(this.session.outputNames.map((n) => [n, null]));
+      for (let i = 0; i < io.layers; i++) {
+        fetches[`present.${i}.key`] = new Tensor(io.kvType, into[2 * i], presentDims);
+        fetches[`present.${i}.value`] = new Tensor(io.kvType, into[2 * i + 1], presentDims);
+      }
+    }
     const ran = timings?.lap('feeds', started) ?? 0;
-    const out = await this.session.run(feeds);
+    const out = await (fetches ? this.session.run(feeds, fetches) : this.session.run(feeds));
     timings?.lap('graph', ran);
     const kv: Tensor[] = [];
     for (let i = 0; i < io.layers; i++) kv.push(out[`present.${i}.key`], out[`present.${i}.value`]);
@@ -148,9 +161,10 @@ export class CausalLM {
     batch.device = undefined;
   }
 
-  /** Frees a batch cache's device buffers (a batch that is dropped without being read). */
+  /** Frees a dropped batch cache: its device buffers, and the arena's (no batch is left to read them). */
   release(batch: BatchKv | null): void {
     for (const t of batch?.device ?? []) t.dispose();
+    this.arena?.clear();
   }
 
   /**
@@ -163,6 +177,7 @@ export class CausalLM {
   }
 
   async dispose(): Promise<void> {
+    this.arena?.clear();
     await this.session.release();
   }
 }
