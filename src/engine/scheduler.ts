@@ -1,6 +1,7 @@
 import { EngineError } from './errors.js';
 import { packBatch, unpackRow, type BatchKv, type SeqKv } from './kv/layout.js';
 import type { PrefixCache } from './kv/prefix-cache.js';
+import { prefillGroups, type PrefillChunk } from './prefill-groups.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
 import { StepTimings } from './step-timings.js';
@@ -96,16 +97,7 @@ export class Scheduler {
     try {
       while (this.waiting.length || this.joining.length || this.batch.length) {
         await this.dropCancelled();
-        let budget = this.prefillChunk;
-        const turn = this.waiting.length;
-        for (let i = 0; i < turn && budget > 0; i++) {
-          const seq = this.waiting.shift()!;
-          try {
-            budget -= await this.prefill(seq, budget);
-          } catch (e) {
-            seq.fail(e);
-          }
-        }
+        await this.prefillTurn();
         if (this.joining.length || this.batch.length) {
           try {
             await this.decodeStep();
@@ -124,33 +116,74 @@ export class Scheduler {
     }
   }
 
-  /** Runs the next chunk (at most `budget` tokens) of a sequence's prompt; one with more to go goes to the back of the line. Returns the tokens run. */
-  private async prefill(seq: Sequence, budget: number): Promise<number> {
-    const prompt = seq.promptIds;
-    if (seq.prefilled === 0 && !seq.kv) {
-      // At least the last prompt token is run, for the logits of the first new token.
-      const hit = this.opts.prefixCache?.match(prompt, prompt.length - 1) ?? null;
-      seq.cachedTokens = seq.prefilled = hit?.length ?? 0;
-      seq.kv = hit?.kv ?? null;
+  /**
+   * Takes the next chunks of the waiting prompts, `prefillChunk` tokens in all, and runs
+   * them in as few graph runs as padding allows (prefill-groups.ts).
+   */
+  private async prefillTurn(): Promise<void> {
+    let budget = this.prefillChunk;
+    const chunks: PrefillChunk<Sequence>[] = [];
+    for (let turn = this.waiting.length; turn > 0 && budget > 0; turn--) {
+      const seq = this.waiting.shift()!;
+      const prompt = seq.promptIds;
+      if (seq.prefilled === 0 && !seq.kv) {
+        // At least the last prompt token is run, for the logits of the first new token.
+        const hit = this.opts.prefixCache?.match(prompt, prompt.length - 1) ?? null;
+        seq.cachedTokens = seq.prefilled = hit?.length ?? 0;
+        seq.kv = hit?.kv ?? null;
+      }
+      const tokens = Math.min(prompt.length, seq.prefilled + budget) - seq.prefilled;
+      budget -= tokens;
+      chunks.push({ item: seq, past: seq.prefilled, tokens });
     }
-    const start = seq.prefilled;
-    const end = Math.min(prompt.length, start + budget);
+    for (const group of prefillGroups(chunks, this.maxBatch)) {
+      try {
+        await this.prefill(group);
+      } catch (e) {
+        for (const chunk of group) chunk.item.fail(e);
+      }
+    }
+  }
+
+  /** Runs the next chunk of each sequence's prompt; one with more to go goes to the back of the line. */
+  private async prefill(chunks: PrefillChunk<Sequence>[]): Promise<void> {
+    const seqs = chunks.map((c) => c.item);
+    const ends = chunks.map((c) => c.past + c.tokens);
     const t0 = performance.now();
-    const { logits, kv } = await this.lm.prefill(prompt.slice(seq.prefilled, end), seq.kv);
-    const t1 = this.timings.lap('prefill', t0);
-    seq.kv = kv;
-    seq.prefilled = end;
-    if (end < prompt.length) {
-      this.waiting.push(seq);
-      return end - start;
+    const results = await this.runPrefill(seqs.map((seq, i) => ({ tokens: seq.promptIds.slice(seq.prefilled, ends[i]), past: seq.kv })));
+    let t = this.timings.lap('prefill', t0);
+    const done: Sequence[] = [];
+    const logits: Float32Array[] = [];
+    seqs.forEach((seq, i) => {
+      const result = results[i];
+      if (!('kv' in result)) return seq.fail(result.error);
+      seq.kv = result.kv;
+      seq.prefilled = ends[i];
+      if (seq.prefilled < seq.promptIds.length) return void this.waiting.push(seq);
+      this.opts.prefixCache?.insert(seq.promptIds, seq.kv);
+      done.push(seq);
+      logits.push(result.logits);
+    });
+    t = this.timings.lap('prefix_cache', t);
+    await maskRows(done, logits); // structured outputs
+    this.timings.lap('mask', t);
+    done.forEach((seq, i) => {
+      if (this.advance(seq, logits[i])) seq.kv = null;
+      else this.joining.push(seq);
+    });
+  }
+
+  /** The graph run of a group; if it fails, each prompt alone, so that one prompt's failure fails only it. */
+  private async runPrefill(inputs: Parameters<CausalLM['prefillMany']>[0]) {
+    type Result = Awaited<ReturnType<CausalLM['prefillMany']>>[number] | { error: unknown };
+    try {
+      return (await this.lm.prefillMany(inputs)) as Result[];
+    } catch (error) {
+      if (inputs.length === 1) return [{ error }];
+      const results: Result[] = [];
+      for (const input of inputs) results.push(await this.lm.prefillMany([input]).then(([r]) => r, (e: unknown) => ({ error: e })));
+      return results;
     }
-    this.opts.prefixCache?.insert(prompt, kv);
-    const t2 = this.timings.lap('prefix_cache', t1);
-    await maskRows([seq], [logits]); // structured outputs
-    this.timings.lap('mask', t2);
-    if (this.advance(seq, logits)) seq.kv = null;
-    else this.joining.push(seq);
-    return end - start;
   }
 
   private async decodeStep(): Promise<void> {

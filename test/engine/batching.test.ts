@@ -25,15 +25,16 @@ beforeAll(async () => {
   lm = await CausalLM.load(nodeBackend('cpu'), dir, { ...entry, source: dir });
 });
 
-/** A scheduler whose decode steps are recorded (rows per step). */
+/** A scheduler whose graph runs are recorded: rows per decode step, rows per prefill run, chunk lengths. */
 function scheduler(prefixCache?: PrefixCache, prefillChunk?: number) {
   const steps: number[] = [];
+  const prefillRuns: number[] = [];
   const prefills: number[] = [];
   const order: string[] = [];
   const spy = Object.create(lm) as CausalLM;
   spy.decode = (tokens, batch) => (steps.push(tokens.length), order.push('d'), lm.decode(tokens, batch));
-  spy.prefill = (tokens, past) => (prefills.push(tokens.length), order.push('p'), lm.prefill(tokens, past));
-  return { s: new Scheduler(spy, { prefixCache, prefillChunk }), steps, prefills, order };
+  spy.prefillMany = (items) => (prefillRuns.push(items.length), prefills.push(...items.map((i) => i.tokens.length)), order.push('p'), lm.prefillMany(items));
+  return { s: new Scheduler(spy, { prefixCache, prefillChunk }), steps, prefillRuns, prefills, order };
 }
 
 let n = 0;
@@ -87,10 +88,11 @@ describe('continuous batching', () => {
     expect(afterFirstDecode).toMatch(/^d(pd)+/);
   });
 
-  it('admits a burst of short prompts in one turn, so they decode together from the first step', async () => {
-    const { s, steps, order } = scheduler();
+  it('prefills a burst of short prompts in one graph run, so they decode together from the first step', async () => {
+    const { s, steps, prefillRuns, order } = scheduler();
     await Promise.all(['fire', 'ice', 'rock', 'sand?'].map((w) => run(s, user(w), { ignore_eos: true, max_tokens: 6 }).result));
-    expect(order.join('')).toMatch(/^ppppd/);
+    expect(order.join('')).toMatch(/^pd/);
+    expect(prefillRuns[0]).toBe(4);
     expect(steps[0]).toBe(4);
   });
 
@@ -140,6 +142,26 @@ describe('the prefix cache', () => {
     expect(prefills).toEqual([a.length, b.length - shared]);
     const { s: cold } = scheduler();
     expect(r2.text).toBe((await run(cold, second).result).text);
+  });
+
+  it('prefills prompts with cached prefixes of different lengths in one run, each with its text alone', async () => {
+    const cache = new PrefixCache(lm.kvShape, 64 << 20);
+    const long = { role: 'system', content: 'You are a helpful assistant who answers in short words. '.repeat(3) };
+    const short = { role: 'system', content: 'Be brief and kind.' };
+    const prompts = [[long, ...user('What is fire?')], [short, ...user('What is rain?')], [long, ...user('Why is ice cold?')], user('Hello there')];
+    const { s: cold } = scheduler();
+    const alone = [];
+    for (const p of prompts) alone.push((await run(cold, p).result).text);
+
+    const { s, prefillRuns } = scheduler(cache);
+    await run(s, [long, ...user('warm up')]).result;
+    await run(s, [short, ...user('warm up')]).result;
+    const runs = prefillRuns.length;
+    const together = await Promise.all(prompts.map((p) => run(s, p).result));
+    expect(together.map((r) => r.text)).toEqual(alone);
+    expect(together[0].cached_tokens).toBeGreaterThan(together[1].cached_tokens);
+    expect(together[3].cached_tokens).toBeLessThan(together[1].cached_tokens);
+    expect(Math.max(...prefillRuns.slice(runs))).toBeGreaterThan(1);
   });
 
   it('reuses the previous turn, reply included, in the next turn', async () => {

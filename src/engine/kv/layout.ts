@@ -56,18 +56,31 @@ export function packBatch(shape: KvShape, seqs: SeqKv[]): BatchKv {
 
 /** Copies row r of a batch back out as a sequence cache (its real entries only). */
 export function unpackRow(shape: KvShape, batch: BatchKv, r: number): SeqKv {
-  const { kvHeads: H, headDim: D } = shape;
-  const length = batch.width - batch.pads[r];
   if (!batch.data) throw new Error('unpackRow: the batch cache is still on the device (CausalLM.toHost first)');
-  const data = batch.data.map((src) => {
-    const out = allocLike(src, H * length * D);
+  return gatherRow(shape, batch.data, batch.width, r, [[batch.pads[r], batch.width]]);
+}
+
+/**
+ * Row r of a batch cache [rows, kv_heads, width, head_dim] as a sequence cache made of the
+ * position ranges [from, to) given, in order: one range for a left-padded row, two for a
+ * row of a batched prefill (its cached past, then its new tokens after their padding).
+ */
+export function gatherRow(shape: KvShape, data: KvArray[], width: number, r: number, ranges: [number, number][]): SeqKv {
+  const { kvHeads: H, headDim: D } = shape;
+  const length = ranges.reduce((n, [from, to]) => n + to - from, 0);
+  const out = data.map((src) => {
+    const dst = allocLike(src, H * length * D);
     for (let h = 0; h < H; h++) {
-      const from = ((r * H + h) * batch.width + batch.pads[r]) * D;
-      out.set(src.subarray(from, from + length * D), h * length * D);
+      let at = h * length * D;
+      for (const [from, to] of ranges) {
+        const start = ((r * H + h) * width + from) * D;
+        dst.set(src.subarray(start, start + (to - from) * D), at);
+        at += (to - from) * D;
+      }
     }
-    return out;
+    return dst;
   });
-  return { length, data };
+  return { length, data: out };
 }
 
 /** The first `length` positions of a sequence cache. */

@@ -1,5 +1,5 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
-import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
+import { gatherRow, packBatch, type BatchKv, type KvShape, type SeqKv } from '../kv/layout.js';
 import { KvOutputArena } from '../kv/output-arena.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
@@ -73,6 +73,42 @@ export class CausalLM {
     const logits = toFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
     // A prefilled sequence is packed into the batch on the CPU when it joins.
     return { logits, kv: { length: pastLen + tokens.length, data: await this.hostData(out.kv) } };
+  }
+
+  /**
+   * Prefills several sequences in one run, each row its new tokens after its cached ones.
+   * Rows are left-padded twice, the pasts to the longest past and the new tokens to the
+   * longest chunk; the mask hides both paddings and the positions count real tokens only,
+   * so each row sees exactly what it would see alone.
+   */
+  async prefillMany(items: { tokens: number[]; past: SeqKv | null }[]): Promise<{ logits: Float32Array; kv: SeqKv }[]> {
+    if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past)];
+    const W = Math.max(...items.map((it) => it.past?.length ?? 0));
+    const S = Math.max(...items.map((it) => it.tokens.length));
+    const none: SeqKv = { length: 0, data: Array.from({ length: 2 * this.io.layers }, () => emptyKv(this.io.kvType)) };
+    const pasts = packBatch(this.kvShape, items.map((it) => it.past ?? none));
+    const mask = new BigInt64Array(items.length * (W + S));
+    const ids: number[][] = [];
+    const positions: number[][] = [];
+    items.forEach(({ tokens, past }, r) => {
+      const p = past?.length ?? 0;
+      const pad = S - tokens.length;
+      mask.fill(1n, r * (W + S) + W - p, r * (W + S) + W);
+      mask.fill(1n, r * (W + S) + W + pad, (r + 1) * (W + S));
+      ids.push([...new Array<number>(pad).fill(tokens[0]), ...tokens]);
+      positions.push(Array.from({ length: S }, (_, k) => Math.max(0, p + k - pad)));
+    });
+    const out = await this.run(ids, positions, mask, W, pasts.data);
+    const [, rows, vocab] = out.logits.dims;
+    const kv = await this.hostData(out.kv);
+    return items.map(({ tokens, past }, r) => ({
+      // With num_logits_to_keep only the last position comes back; every row ends there.
+      logits: toFloat32(out.logits, (r * rows + rows - 1) * vocab, (r * rows + rows) * vocab),
+      kv: gatherRow(this.kvShape, kv, W + S, r, [
+        [W - (past?.length ?? 0), W],
+        [W + S - tokens.length, W + S],
+      ]),
+    }));
   }
 
   /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
