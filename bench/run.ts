@@ -218,7 +218,7 @@ async function main() {
     return { rate: median(rates), prompt };
   };
   const shortCtx = await decodeAfter(12);
-  const longCtx = await decodeAfter(505);
+  const longCtx = await decodeAfter(539);
   const longContext = {
     short_prompt_tokens: shortCtx.prompt, short_prompt_tokens_per_s: round(shortCtx.rate),
     long_prompt_tokens: longCtx.prompt, long_prompt_tokens_per_s: round(longCtx.rate), ratio: round(longCtx.rate / shortCtx.rate),
