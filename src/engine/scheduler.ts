@@ -1,5 +1,5 @@
 import { EngineError } from './errors.js';
-import { packBatch, unpackRow, type BatchKv, type SeqKv } from './kv/layout.js';
+import type { BatchKv, SeqKv } from './kv/layout.js';
 import type { PrefixCache } from './kv/prefix-cache.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
@@ -20,8 +20,10 @@ export interface SchedulerStats {
   running: number;
   kvCacheBytes: number;
   kvCacheEntries: number;
-  /** KV caches read back from the device (WebGPU): only batch changes and prefills, never a plain decode step. */
+  /** KV caches read back from the device (WebGPU), for any reason: never for a decode step, nor (repacked on the GPU) for a batch change. */
   kvDeviceReads: number;
+  /** Those of them read to store a sequence in the prefix cache (which holds host arrays). */
+  kvPrefixCacheReads: number;
   /** Where the loop's time went so far. */
   timings: StepTimings;
 }
@@ -75,15 +77,24 @@ export class Scheduler {
       running: this.joining.length + this.batch.length,
       kvCacheBytes: this.opts.prefixCache?.bytes ?? 0,
       kvCacheEntries: this.opts.prefixCache?.entries ?? 0,
-      kvDeviceReads: this.lm.downloads,
+      kvDeviceReads: this.lm.reads.batch + this.lm.reads.prefixCache,
+      kvPrefixCacheReads: this.lm.reads.prefixCache,
       timings: this.timings,
     };
   }
 
   /** Ends every sequence, e.g. when the model is being unloaded. */
   abortAll(error: EngineError): void {
-    for (const seq of [...this.waiting.splice(0), ...this.joining.splice(0), ...this.batch.splice(0)]) seq.fail(error);
+    for (const seq of [...this.waiting.splice(0), ...this.joining.splice(0), ...this.batch.splice(0)]) {
+      this.dropSeqKv(seq);
+      seq.fail(error);
+    }
     this.dropBatchKv();
+  }
+
+  private dropSeqKv(seq: Sequence): void {
+    this.lm.release(seq.kv);
+    seq.kv = null;
   }
 
   private dropBatchKv(): void {
@@ -103,6 +114,7 @@ export class Scheduler {
           try {
             budget -= await this.prefill(seq, budget);
           } catch (e) {
+            this.dropSeqKv(seq);
             seq.fail(e);
           }
         }
@@ -111,7 +123,10 @@ export class Scheduler {
             await this.decodeStep();
           } catch (e) {
             // A failed step fails what it was running, not the loop.
-            for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) s.fail(e);
+            for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) {
+              this.dropSeqKv(s);
+              s.fail(e);
+            }
             this.dropBatchKv();
           }
         }
@@ -144,11 +159,11 @@ export class Scheduler {
       this.waiting.push(seq);
       return end - start;
     }
-    this.opts.prefixCache?.insert(prompt, kv);
+    await this.remember(prompt, () => this.lm.seqToHost(kv));
     const t2 = this.timings.lap('prefix_cache', t1);
     await maskRows([seq], [logits]); // structured outputs
     this.timings.lap('mask', t2);
-    if (this.advance(seq, logits)) seq.kv = null;
+    if (this.advance(seq, logits)) this.dropSeqKv(seq);
     else this.joining.push(seq);
     return end - start;
   }
@@ -175,9 +190,8 @@ export class Scheduler {
     });
     if (done.size === 0) return;
     const t1 = performance.now();
-    await this.lm.toHost(kv);
     for (const [r, s] of this.batch.entries()) {
-      if (done.has(s)) this.opts.prefixCache?.insert(s.fedTokens, unpackRow(this.lm.kvShape, kv, r));
+      if (done.has(s)) await this.remember(s.fedTokens, () => this.lm.rowToHost(kv, r));
     }
     this.timings.lap('prefix_cache', t1);
     await this.repack(this.batch.filter((s) => !done.has(s)), []);
@@ -193,18 +207,31 @@ export class Scheduler {
     return done;
   }
 
-  /** Rebuilds the batch cache for the rows that stay plus those joining (on the CPU: a device cache is read back first). */
+  /**
+   * Stores the KV of `tokens` in the prefix cache, unless it holds them already. The
+   * prefix cache keeps host arrays (its entries outlive the batch, and a hit is fed as
+   * an ordinary input), so on WebGPU storing one reads that sequence's cache back to the
+   * CPU (counted apart from batch changes). Only what the cache lacks is read: with the
+   * cache disabled, or a prompt and reply it already holds, nothing leaves the GPU.
+   * Both inserts are kept on the GPU too: the prompt's serves requests that share it
+   * while this one still decodes (a common system prompt), the end's serves the next turn.
+   */
+  private async remember(tokens: number[], kv: () => Promise<SeqKv>): Promise<void> {
+    const cache = this.opts.prefixCache;
+    if (!cache || cache.holds(tokens)) return;
+    cache.insert(tokens, await kv());
+  }
+
+  /** Rebuilds the batch cache for the rows that stay plus those joining (on WebGPU: copied on the GPU, nothing read back). */
   private async repack(stay: Sequence[], joining: Sequence[]): Promise<void> {
     const t0 = performance.now();
-    if (this.batchKv) await this.lm.toHost(this.batchKv);
-    const shape = this.lm.kvShape;
-    const rows: SeqKv[] = stay.map((s) => unpackRow(shape, this.batchKv!, this.batch.indexOf(s)));
-    for (const s of joining) {
-      rows.push(s.kv!);
-      s.kv = null;
-    }
+    const keep = stay.map((s) => this.batch.indexOf(s));
+    const kvs = joining.map((s) => s.kv!);
+    for (const s of joining) s.kv = null;
+    const old = this.batchKv;
+    this.batchKv = null; // repack consumes it, also when it fails
+    this.batchKv = await this.lm.repack(old, keep, kvs);
     this.batch = [...stay, ...joining];
-    this.batchKv = this.batch.length ? packBatch(shape, rows) : null;
     this.timings.lap('repack', t0);
   }
 
@@ -212,6 +239,7 @@ export class Scheduler {
     const cancelled = (s: Sequence) => s.cancelled;
     const gone = [...this.waiting, ...this.joining, ...this.batch].filter(cancelled);
     if (gone.length === 0) return;
+    for (const s of [...this.waiting, ...this.joining]) if (s.cancelled) this.dropSeqKv(s);
     this.waiting = this.waiting.filter((s) => !s.cancelled);
     this.joining = this.joining.filter((s) => !s.cancelled);
     if (this.batch.some(cancelled)) await this.repack(this.batch.filter((s) => !s.cancelled), []);

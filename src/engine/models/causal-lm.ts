@@ -1,5 +1,6 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
-import type { BatchKv, KvShape, SeqKv } from '../kv/layout.js';
+import { batchRow, gatherPlan, runOnHost, seqRow, type CopyPlan } from '../kv/copy-plan.js';
+import { isOnDevice, type BatchKv, type KvShape, type SeqCache, type SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
 import { createModelSession, joinPath, readJson } from './files.js';
@@ -45,28 +46,35 @@ export class CausalLM {
     return new CausalLM(backend, session, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
   }
 
-  /** KV caches read back from the device (GPU → CPU), for tests and stats: only batch changes need them. */
-  downloads = 0;
+  /**
+   * KV caches read back from the device (GPU → CPU), for tests and stats. `batch`: to change
+   * the batch on the host, where the backend cannot copy on the device (none on WebGPU);
+   * `prefixCache`: a sequence's cache stored in the prefix cache, which keeps host arrays.
+   */
+  readonly reads = { batch: 0, prefixCache: 0 };
 
   get kvShape(): KvShape {
     return { layers: this.io.layers, kvHeads: this.io.kvHeads, headDim: this.io.headDim };
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
-  async prefill(tokens: number[], past: SeqKv | null): Promise<{ logits: Float32Array; kv: SeqKv }> {
+  async prefill(tokens: number[], past: SeqCache | null): Promise<{ logits: Float32Array; kv: SeqCache }> {
     const pastLen = past?.length ?? 0;
     const out = await this.run(
       [tokens],
       [Array.from(tokens, (_, i) => pastLen + i)],
       new BigInt64Array(pastLen + tokens.length).fill(1n),
       pastLen,
-      past?.data ?? null,
+      past ? tensorsOf(past) : null,
     );
+    this.release(past); // an earlier chunk's device cache: present.* replaces it
     const [, rows, vocab] = out.logits.dims;
     // With num_logits_to_keep only the last position comes back.
     const logits = toFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
-    // A prefilled sequence is packed into the batch on the CPU when it joins.
-    return { logits, kv: { length: pastLen + tokens.length, data: await this.hostData(out.kv) } };
+    const length = pastLen + tokens.length;
+    // On WebGPU the cache stays in its GPU buffers, to be copied into the batch there.
+    const kv: SeqCache = out.kv.some((t) => t.location === 'gpu-buffer') ? { length, device: out.kv } : { length, data: out.kv.map((t) => t.data as KvArray) };
+    return { logits, kv };
   }
 
   /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
@@ -134,23 +142,61 @@ export class CausalLM {
     return { logits: out.logits, kv };
   }
 
-  /** The arrays of present.* tensors, read back (and their GPU buffers released) where they are on the device. */
-  private async hostData(tensors: Tensor[]): Promise<KvArray[]> {
-    if (!tensors.some((t) => t.location === 'gpu-buffer')) return tensors.map((t) => t.data as KvArray);
-    this.downloads++;
-    return Promise.all(tensors.map((t) => t.getData(true) as Promise<KvArray>));
+  /**
+   * The batch of `keep` (rows of `batch`, in order) followed by `joining`: copied on the
+   * device where every part is there and the backend can, else on the host (device parts
+   * read back, counted in `reads.batch`). It consumes its inputs: the old batch's and the
+   * joining caches' device buffers are released. Null when no rows are left.
+   */
+  async repack(batch: BatchKv | null, keep: number[], joining: SeqCache[]): Promise<BatchKv | null> {
+    try {
+      if (keep.length + joining.length === 0) return null;
+      const rows = [...keep.map((r) => batchRow(0, batch!, r)), ...joining.map((kv, i) => seqRow(i + 1, kv.length))];
+      const sources = [batch ? tensorsOf(batch) : [], ...joining.map(tensorsOf)];
+      if (keep.length === 0) sources[0] = sources[1]; // no row of the old batch: source 0 is only a placeholder
+      const plan = gatherPlan(this.kvShape, rows);
+      const out = await this.copy(plan, sources, 'batch');
+      return { width: plan.width, pads: plan.pads, ...out };
+    } finally {
+      this.release(batch);
+      for (const kv of joining) this.release(kv);
+    }
   }
 
-  /** Brings a batch cache kept on the device into `data`, for repacking or the prefix cache. */
-  async toHost(batch: BatchKv): Promise<void> {
-    if (batch.data || !batch.device) return;
-    batch.data = await this.hostData(batch.device);
-    batch.device = undefined;
+  /** Row r of a batch as a host cache, for the prefix cache (on the device: copied out there, then only it read back). */
+  async rowToHost(batch: BatchKv, r: number): Promise<SeqKv> {
+    return this.toHost(gatherPlan(this.kvShape, [batchRow(0, batch, r)]), tensorsOf(batch));
   }
 
-  /** Frees a batch cache's device buffers (a batch that is dropped without being read). */
-  release(batch: BatchKv | null): void {
-    for (const t of batch?.device ?? []) t.dispose();
+  /** A sequence's cache on the host, for the prefix cache; a device cache stays valid (a copy is read back). */
+  async seqToHost(kv: SeqCache): Promise<SeqKv> {
+    if (!isOnDevice(kv)) return kv;
+    return this.toHost(gatherPlan(this.kvShape, [seqRow(0, kv.length)]), kv.device);
+  }
+
+  private async toHost(plan: CopyPlan, source: KvArray[] | Tensor[]): Promise<SeqKv> {
+    const out = await this.copy(plan, [source], 'prefixCache');
+    if (out.data) return { length: plan.width, data: out.data };
+    this.reads.prefixCache++;
+    return { length: plan.width, data: await Promise.all(out.device.map((t) => t.getData(true) as Promise<KvArray>)) };
+  }
+
+  /** Runs a copy plan where its sources are: on the device if it can, else on the host. */
+  private async copy(plan: CopyPlan, sources: (KvArray[] | Tensor[])[], why: keyof CausalLM['reads']): Promise<{ data: KvArray[]; device?: undefined } | { data: null; device: Tensor[] }> {
+    const onDevice = sources.map((s) => s.some((x) => !ArrayBuffer.isView(x) && (x as Tensor).location === 'gpu-buffer'));
+    if (onDevice.every(Boolean) && this.backend.copyOnDevice) {
+      const device = await this.backend.copyOnDevice(plan, sources as Tensor[][]);
+      if (device) return { data: null, device };
+    }
+    // The host path: a device part is read back (without releasing it: the caller owns it).
+    if (onDevice.some(Boolean)) this.reads[why]++;
+    const host = await Promise.all(sources.map((s, i) => (onDevice[i] ? Promise.all((s as Tensor[]).map((t) => t.getData() as Promise<KvArray>)) : (s as KvArray[]))));
+    return { data: runOnHost(plan, host) };
+  }
+
+  /** Frees a cache's device buffers (a batch or sequence cache that is dropped or replaced); host arrays are left to the GC. */
+  release(kv: BatchKv | SeqCache | null): void {
+    for (const t of (kv && 'device' in kv ? kv.device : undefined) ?? []) t.dispose();
   }
 
   /**
@@ -159,10 +205,18 @@ export class CausalLM {
    */
   async warmUp(token = 0): Promise<void> {
     const { kv } = await this.prefill([token], null);
-    this.release((await this.decode([token], { width: kv.length, pads: [0], data: kv.data })).kv);
+    const batch = await this.repack(null, [], [kv]);
+    this.release((await this.decode([token], batch!)).kv);
   }
 
   async dispose(): Promise<void> {
     await this.session.release();
   }
+}
+
+/** A cache's 2 × layers tensors as they are fed: device tensors, or host arrays. */
+function tensorsOf(kv: BatchKv | SeqCache): KvArray[] | Tensor[] {
+  if ('device' in kv && kv.device) return kv.device;
+  if (!('data' in kv) || !kv.data) throw new Error('a KV cache with neither host nor device tensors (already released)');
+  return kv.data;
 }
