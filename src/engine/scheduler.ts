@@ -106,7 +106,11 @@ export class Scheduler {
     this.running = true;
     try {
       while (this.waiting.length || this.joining.length || this.batch.length) {
-        await this.dropCancelled();
+        try {
+          await this.dropCancelled();
+        } catch (e) {
+          this.failRunning(e);
+        }
         let budget = this.prefillChunk;
         const turn = this.waiting.length;
         for (let i = 0; i < turn && budget > 0; i++) {
@@ -122,12 +126,7 @@ export class Scheduler {
           try {
             await this.decodeStep();
           } catch (e) {
-            // A failed step fails what it was running, not the loop.
-            for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) {
-              this.dropSeqKv(s);
-              s.fail(e);
-            }
-            this.dropBatchKv();
+            this.failRunning(e);
           }
         }
         const t = performance.now();
@@ -229,10 +228,20 @@ export class Scheduler {
     const kvs = joining.map((s) => s.kv!);
     for (const s of joining) s.kv = null;
     const old = this.batchKv;
-    this.batchKv = null; // repack consumes it, also when it fails
-    this.batchKv = await this.lm.repack(old, keep, kvs);
+    // The new rows before the copy: if it fails, failRunning fails them all (joining ones included).
     this.batch = [...stay, ...joining];
+    this.batchKv = null; // lm.repack consumes the old cache, also when it fails
+    this.batchKv = await this.lm.repack(old, keep, kvs);
     this.timings.lap('repack', t0);
+  }
+
+  /** A failed step (or repack) fails what it was running, not the loop. */
+  private failRunning(e: unknown): void {
+    for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) {
+      this.dropSeqKv(s);
+      s.fail(e);
+    }
+    this.dropBatchKv();
   }
 
   private async dropCancelled(): Promise<void> {
@@ -242,7 +251,7 @@ export class Scheduler {
     for (const s of [...this.waiting, ...this.joining]) if (s.cancelled) this.dropSeqKv(s);
     this.waiting = this.waiting.filter((s) => !s.cancelled);
     this.joining = this.joining.filter((s) => !s.cancelled);
-    if (this.batch.some(cancelled)) await this.repack(this.batch.filter((s) => !s.cancelled), []);
     for (const s of gone) s.fail(new EngineError('cancelled', 'the request was cancelled'));
+    if (this.batch.some(cancelled)) await this.repack(this.batch.filter((s) => !s.cancelled), []);
   }
 }

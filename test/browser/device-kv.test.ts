@@ -50,11 +50,12 @@ async function stats(page: Page): Promise<ModelStats> {
 /** The long request, then the short ones once it is decoding, so they join its running batch. */
 async function staggered(page: Page, info: HearthInfo): Promise<string[]> {
   const steps = (await stats(page)).decode_steps!;
-  const long = inPage(page, 'post', info, '/v1/chat/completions', LONG);
-  while ((await stats(page)).decode_steps! < steps + 2) await new Promise((r) => setTimeout(r, 20));
+  let settled = false;
+  const long = inPage(page, 'post', info, '/v1/chat/completions', LONG).finally(() => (settled = true));
+  while (!settled && (await stats(page)).decode_steps! < steps + 2) await new Promise((r) => setTimeout(r, 20));
   const short = SHORT.map((b) => inPage(page, 'post', info, '/v1/chat/completions', b));
   const all = await Promise.all([long, ...short]);
-  for (const r of all) expect(r.status).toBe(200);
+  for (const r of all) expect(r.status, JSON.stringify(r.body)).toBe(200);
   // Every short request ran inside the long one's span: the long one's steps were all there were.
   expect((await stats(page)).decode_steps! - steps).toBe(all[0]!.body.usage.completion_tokens - 1);
   return all.map((r) => r.body.choices[0].message.content as string);

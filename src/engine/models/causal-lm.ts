@@ -151,9 +151,10 @@ export class CausalLM {
   async repack(batch: BatchKv | null, keep: number[], joining: SeqCache[]): Promise<BatchKv | null> {
     try {
       if (keep.length + joining.length === 0) return null;
-      const rows = [...keep.map((r) => batchRow(0, batch!, r)), ...joining.map((kv, i) => seqRow(i + 1, kv.length))];
-      const sources = [batch ? tensorsOf(batch) : [], ...joining.map(tensorsOf)];
-      if (keep.length === 0) sources[0] = sources[1]; // no row of the old batch: source 0 is only a placeholder
+      // Source 0 is the old batch when rows of it stay; then the joining caches, in order.
+      const first = keep.length ? 1 : 0;
+      const rows = [...keep.map((r) => batchRow(0, batch!, r)), ...joining.map((kv, i) => seqRow(first + i, kv.length))];
+      const sources = [...(keep.length ? [tensorsOf(batch!)] : []), ...joining.map(tensorsOf)];
       const plan = gatherPlan(this.kvShape, rows);
       const out = await this.copy(plan, sources, 'batch');
       return { width: plan.width, pads: plan.pads, ...out };
@@ -183,14 +184,15 @@ export class CausalLM {
 
   /** Runs a copy plan where its sources are: on the device if it can, else on the host. */
   private async copy(plan: CopyPlan, sources: (KvArray[] | Tensor[])[], why: keyof CausalLM['reads']): Promise<{ data: KvArray[]; device?: undefined } | { data: null; device: Tensor[] }> {
-    const onDevice = sources.map((s) => s.some((x) => !ArrayBuffer.isView(x) && (x as Tensor).location === 'gpu-buffer'));
-    if (onDevice.every(Boolean) && this.backend.copyOnDevice) {
+    const onDevice = (x: KvArray | Tensor): x is Tensor => !ArrayBuffer.isView(x) && x.location === 'gpu-buffer';
+    if (sources.every((s) => s.every(onDevice)) && this.backend.copyOnDevice) {
       const device = await this.backend.copyOnDevice(plan, sources as Tensor[][]);
       if (device) return { data: null, device };
     }
-    // The host path: a device part is read back (without releasing it: the caller owns it).
-    if (onDevice.some(Boolean)) this.reads[why]++;
-    const host = await Promise.all(sources.map((s, i) => (onDevice[i] ? Promise.all((s as Tensor[]).map((t) => t.getData() as Promise<KvArray>)) : (s as KvArray[]))));
+    // The host path: device parts are read back (getData turns such a tensor into a host one; the caller still disposes it).
+    if (sources.some((s) => s.some(onDevice))) this.reads[why]++;
+    const hostArray = async (x: KvArray | Tensor): Promise<KvArray> => (ArrayBuffer.isView(x) ? x : ((await x.getData()) as KvArray));
+    const host = await Promise.all(sources.map((s) => Promise.all((s as (KvArray | Tensor)[]).map(hostArray))));
     return { data: runOnHost(plan, host) };
   }
 
