@@ -1,4 +1,5 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
+import type { CopyPlan } from '../engine/kv/copy-plan.js';
 import type { DeviceBudget } from '../engine/models/fit.js';
 import type { Device } from '../engine/protocol.js';
 
@@ -30,6 +31,15 @@ export interface Backend {
   fileSize?(path: string): Promise<number | undefined>;
   /** What the device offers (free memory, storage quota, largest buffer), checked before a load. */
   budget?(): Promise<DeviceBudget>;
+  /**
+   * Runs a KV copy plan on the device: `sources[s][t]` are device tensors (outputs left on
+   * the device, or earlier results of this), and the result is new device tensors of the
+   * plan's dims, zero where no range writes, never read back to the CPU. The sources stay
+   * valid (the caller disposes them; commands already submitted keep their buffers alive).
+   * Undefined where it cannot (a range not aligned as the device needs): the caller then
+   * copies on the host. Absent where outputs never stay on a device.
+   */
+  copyOnDevice?(plan: CopyPlan, sources: Tensor[][]): Promise<Tensor[] | undefined>;
 }
 
 export type { InferenceSession, Tensor };

@@ -7,6 +7,7 @@ import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
 import type { DeviceBudget } from '../engine/models/fit.js';
 import { fetchModelFile, modelFileExists, modelFileSize, type FileProgress } from './web-cache.js';
+import { copyOnGpu, type GpuDevice } from './web-kv-copy.js';
 
 export type WebDevice = Extract<Device, 'webgpu' | 'wasm'>;
 
@@ -80,6 +81,17 @@ export function webBackend(opts: WebBackendOptions): Backend {
       (session as { run: unknown }).run = (...args: unknown[]) => serially(() => run(...args));
       return session as unknown as Awaited<ReturnType<Backend['createSession']>>;
     },
+    // KV repacks on the GPU the sessions run on (there once a WebGPU session exists).
+    ...(device === 'webgpu'
+      ? {
+          async copyOnDevice(plan, sources) {
+            const gpu = (await ort.env.webgpu.device) as unknown as GpuDevice | undefined;
+            if (!gpu) return undefined;
+            const fromGpuBuffer = ort.Tensor.fromGpuBuffer as unknown as Parameters<typeof copyOnGpu>[1];
+            return copyOnGpu(gpu, fromGpuBuffer, serially, plan, sources);
+          },
+        }
+      : {}),
     fileSize: (path) => modelFileSize(path),
     budget: () => webBudget(device),
     async readText(path) {

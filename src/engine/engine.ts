@@ -163,7 +163,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
             queued: s?.waiting ?? 0,
             // The prefix cache's bytes and budget (what the engine holds between requests).
             ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20 } : {}),
-            ...(s ? { kv_device_reads: s.kvDeviceReads, step_ms: { ...s.timings.ms }, decode_steps: s.timings.steps, decode_rows: s.timings.rows } : {}),
+            ...(s ? { kv_device_reads: s.kvDeviceReads, kv_prefix_cache_reads: s.kvPrefixCacheReads, step_ms: { ...s.timings.ms }, decode_steps: s.timings.steps, decode_rows: s.timings.rows } : {}),
           };
         }),
       };

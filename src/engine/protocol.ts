@@ -66,8 +66,13 @@ export interface ModelStats {
   /** Bytes of KV cache held, and the budget, where the engine tracks them. */
   kv_cache_bytes?: number;
   kv_cache_capacity_bytes?: number;
-  /** KV caches read back from the device to the CPU so far (WebGPU keeps them on the GPU between decode steps). */
+  /**
+   * KV caches read back from the device to the CPU so far. WebGPU keeps them on the GPU between
+   * decode steps and repacks them there when the batch changes; what it still reads back is
+   * what the prefix cache stores, counted again in kv_prefix_cache_reads.
+   */
   kv_device_reads?: number;
+  kv_prefix_cache_reads?: number;
   /** Milliseconds the step loop has spent in each phase so far (graph, feeds, logits, repack, sample, emit, ...; see step-timings.ts). */
   step_ms?: Record<string, number>;
   /** Decode steps run so far, and the rows they decoded (decode_rows / decode_steps = mean batch). */

@@ -1,5 +1,5 @@
 import { EngineError } from './errors.js';
-import { packBatch, unpackRow, type BatchKv, type SeqKv } from './kv/layout.js';
+import type { BatchKv, SeqKv } from './kv/layout.js';
 import type { PrefixCache } from './kv/prefix-cache.js';
 import { prefillGroups, type PrefillChunk } from './prefill-groups.js';
 import type { CausalLM } from './models/causal-lm.js';
@@ -21,8 +21,10 @@ export interface SchedulerStats {
   running: number;
   kvCacheBytes: number;
   kvCacheEntries: number;
-  /** KV caches read back from the device (WebGPU): only batch changes and prefills, never a plain decode step. */
+  /** KV caches read back from the device (WebGPU), for any reason: never for a decode step, nor (repacked on the GPU) for a batch change. */
   kvDeviceReads: number;
+  /** Those of them read to store a sequence in the prefix cache (which holds host arrays). */
+  kvPrefixCacheReads: number;
   /** Where the loop's time went so far. */
   timings: StepTimings;
 }
@@ -76,15 +78,24 @@ export class Scheduler {
       running: this.joining.length + this.batch.length,
       kvCacheBytes: this.opts.prefixCache?.bytes ?? 0,
       kvCacheEntries: this.opts.prefixCache?.entries ?? 0,
-      kvDeviceReads: this.lm.downloads,
+      kvDeviceReads: this.lm.reads.batch + this.lm.reads.prefixCache,
+      kvPrefixCacheReads: this.lm.reads.prefixCache,
       timings: this.timings,
     };
   }
 
   /** Ends every sequence, e.g. when the model is being unloaded. */
   abortAll(error: EngineError): void {
-    for (const seq of [...this.waiting.splice(0), ...this.joining.splice(0), ...this.batch.splice(0)]) seq.fail(error);
+    for (const seq of [...this.waiting.splice(0), ...this.joining.splice(0), ...this.batch.splice(0)]) {
+      this.dropSeqKv(seq);
+      seq.fail(error);
+    }
     this.dropBatchKv();
+  }
+
+  private dropSeqKv(seq: Sequence): void {
+    this.lm.release(seq.kv);
+    seq.kv = null;
   }
 
   private dropBatchKv(): void {
@@ -96,15 +107,17 @@ export class Scheduler {
     this.running = true;
     try {
       while (this.waiting.length || this.joining.length || this.batch.length) {
-        await this.dropCancelled();
+        try {
+          await this.dropCancelled();
+        } catch (e) {
+          this.failRunning(e);
+        }
         await this.prefillTurn();
         if (this.joining.length || this.batch.length) {
           try {
             await this.decodeStep();
           } catch (e) {
-            // A failed step fails what it was running, not the loop.
-            for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) s.fail(e);
-            this.dropBatchKv();
+            this.failRunning(e);
           }
         }
         const t = performance.now();
@@ -140,7 +153,10 @@ export class Scheduler {
       try {
         await this.prefill(group);
       } catch (e) {
-        for (const chunk of group) chunk.item.fail(e);
+        for (const { item } of group) {
+          this.dropSeqKv(item);
+          item.fail(e);
+        }
       }
     }
   }
@@ -154,21 +170,28 @@ export class Scheduler {
     let t = this.timings.lap('prefill', t0);
     const done: Sequence[] = [];
     const logits: Float32Array[] = [];
-    seqs.forEach((seq, i) => {
+    for (const [i, seq] of seqs.entries()) {
       const result = results[i];
-      if (!('kv' in result)) return seq.fail(result.error);
-      seq.kv = result.kv;
+      if (!('kv' in result)) {
+        this.dropSeqKv(seq);
+        seq.fail(result.error);
+        continue;
+      }
+      const kv = (seq.kv = result.kv);
       seq.prefilled = ends[i];
-      if (seq.prefilled < seq.promptIds.length) return void this.waiting.push(seq);
-      this.opts.prefixCache?.insert(seq.promptIds, seq.kv);
+      if (seq.prefilled < seq.promptIds.length) {
+        this.waiting.push(seq);
+        continue;
+      }
+      await this.remember(seq.promptIds, () => this.lm.seqToHost(kv));
       done.push(seq);
       logits.push(result.logits);
-    });
+    }
     t = this.timings.lap('prefix_cache', t);
     await maskRows(done, logits); // structured outputs
     this.timings.lap('mask', t);
     done.forEach((seq, i) => {
-      if (this.advance(seq, logits[i])) seq.kv = null;
+      if (this.advance(seq, logits[i])) this.dropSeqKv(seq);
       else this.joining.push(seq);
     });
   }
@@ -208,9 +231,8 @@ export class Scheduler {
     });
     if (done.size === 0) return;
     const t1 = performance.now();
-    await this.lm.toHost(kv);
     for (const [r, s] of this.batch.entries()) {
-      if (done.has(s)) this.opts.prefixCache?.insert(s.fedTokens, unpackRow(this.lm.kvShape, kv, r));
+      if (done.has(s)) await this.remember(s.fedTokens, () => this.lm.rowToHost(kv, r));
     }
     this.timings.lap('prefix_cache', t1);
     await this.repack(this.batch.filter((s) => !done.has(s)), []);
@@ -226,29 +248,52 @@ export class Scheduler {
     return done;
   }
 
-  /** Rebuilds the batch cache for the rows that stay plus those joining (on the CPU: a device cache is read back first). */
+  /**
+   * Stores the KV of `tokens` in the prefix cache, unless it holds them already. The
+   * prefix cache keeps host arrays (its entries outlive the batch, and a hit is fed as
+   * an ordinary input), so on WebGPU storing one reads that sequence's cache back to the
+   * CPU (counted apart from batch changes). Only what the cache lacks is read: with the
+   * cache disabled, or a prompt and reply it already holds, nothing leaves the GPU.
+   * Both inserts are kept on the GPU too: the prompt's serves requests that share it
+   * while this one still decodes (a common system prompt), the end's serves the next turn.
+   */
+  private async remember(tokens: number[], kv: () => Promise<SeqKv>): Promise<void> {
+    const cache = this.opts.prefixCache;
+    if (!cache || cache.holds(tokens)) return;
+    cache.insert(tokens, await kv());
+  }
+
+  /** Rebuilds the batch cache for the rows that stay plus those joining (on WebGPU: copied on the GPU, nothing read back). */
   private async repack(stay: Sequence[], joining: Sequence[]): Promise<void> {
     const t0 = performance.now();
-    if (this.batchKv) await this.lm.toHost(this.batchKv);
-    const shape = this.lm.kvShape;
-    const rows: SeqKv[] = stay.map((s) => unpackRow(shape, this.batchKv!, this.batch.indexOf(s)));
-    for (const s of joining) {
-      rows.push(s.kv!);
-      s.kv = null;
-    }
+    const keep = stay.map((s) => this.batch.indexOf(s));
+    const kvs = joining.map((s) => s.kv!);
+    for (const s of joining) s.kv = null;
+    const old = this.batchKv;
+    // The new rows before the copy: if it fails, failRunning fails them all (joining ones included).
     this.batch = [...stay, ...joining];
-    if (this.batch.length) this.batchKv = packBatch(shape, rows);
-    else this.dropBatchKv();
+    this.batchKv = null; // lm.repack consumes the old cache, also when it fails
+    this.batchKv = await this.lm.repack(old, keep, kvs);
     this.timings.lap('repack', t0);
+  }
+
+  /** A failed step (or repack) fails what it was running, not the loop. */
+  private failRunning(e: unknown): void {
+    for (const s of [...this.batch.splice(0), ...this.joining.splice(0)]) {
+      this.dropSeqKv(s);
+      s.fail(e);
+    }
+    this.dropBatchKv();
   }
 
   private async dropCancelled(): Promise<void> {
     const cancelled = (s: Sequence) => s.cancelled;
     const gone = [...this.waiting, ...this.joining, ...this.batch].filter(cancelled);
     if (gone.length === 0) return;
+    for (const s of [...this.waiting, ...this.joining]) if (s.cancelled) this.dropSeqKv(s);
     this.waiting = this.waiting.filter((s) => !s.cancelled);
     this.joining = this.joining.filter((s) => !s.cancelled);
-    if (this.batch.some(cancelled)) await this.repack(this.batch.filter((s) => !s.cancelled), []);
     for (const s of gone) s.fail(new EngineError('cancelled', 'the request was cancelled'));
+    if (this.batch.some(cancelled)) await this.repack(this.batch.filter((s) => !s.cancelled), []);
   }
 }

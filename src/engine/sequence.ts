@@ -1,4 +1,4 @@
-import type { SeqKv } from './kv/layout.js';
+import type { SeqCache } from './kv/layout.js';
 import type {
   FinishReason,
   GenerateRequest,
@@ -25,7 +25,7 @@ export interface SequenceLimits {
 export class Sequence {
   readonly generated: number[] = [];
   /** Its cache while it is not in the decode batch (after prefill, before joining). */
-  kv: SeqKv | null = null;
+  kv: SeqCache | null = null;
   /** Prompt tokens whose KV came from the prefix cache. */
   cachedTokens = 0;
   /** Prompt tokens whose KV is in `kv` so far (prefill runs in chunks). */

@@ -123,6 +123,21 @@ describe('continuous batching', () => {
   });
 });
 
+describe('a failed batch change', () => {
+  it('fails the sequences it was moving, joining ones included, instead of leaving them waiting', async () => {
+    const spy = Object.create(lm) as CausalLM;
+    let calls = 0;
+    // The first join goes through; the second (a sequence joining a running batch) fails.
+    spy.repack = (batch, keep, joining) => (++calls === 2 ? Promise.reject(new Error('the device copy failed')) : lm.repack(batch, keep, joining));
+    const s = new Scheduler(spy);
+    const first = run(s, user('one'), { ignore_eos: true, max_tokens: 50 });
+    while (calls < 1) await new Promise((r) => setImmediate(r));
+    const second = run(s, user('two'), { ignore_eos: true, max_tokens: 50 });
+    const outcomes = await Promise.all([first.result, second.result].map((p) => p.then(() => 'done', (e: Error) => e.message)));
+    expect(outcomes).toEqual(['the device copy failed', 'the device copy failed']);
+  });
+});
+
 describe('the prefix cache', () => {
   it('reuses the KV of a shared system prompt and reports it as cached', async () => {
     const cache = new PrefixCache(lm.kvShape, 64 << 20);

@@ -56,4 +56,14 @@ describe('the prefix cache', () => {
     expect(cache.match([1, 1, 1])!.length).toBe(3);
     expect(cache.match([3, 3, 3])!.length).toBe(3);
   });
+
+  it('says whether it already holds every token of a run (so nothing need be read back to store it)', () => {
+    const cache = new PrefixCache(shape, 1 << 20);
+    cache.insert([1, 2, 3, 4], kvFor([1, 2, 3, 4]));
+    expect(cache.holds([1, 2, 3, 4])).toBe(true);
+    expect(cache.holds([1, 2])).toBe(true);
+    expect(cache.holds([1, 2, 3, 4, 5])).toBe(false);
+    expect(cache.holds([1, 2, 9])).toBe(false);
+    expect(cache.holds([])).toBe(false);
+  });
 });

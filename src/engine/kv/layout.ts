@@ -5,7 +5,8 @@
 // (float32, or float16 held as Uint16Array): copies never widen them.
 
 import type { Tensor } from '../../backends/types.js';
-import { allocLike, type KvArray } from '../models/interface.js';
+import type { KvArray } from '../models/interface.js';
+import { batchRow, gatherPlan, runOnHost, seqRow } from './copy-plan.js';
 
 export interface KvShape {
   layers: number;
@@ -13,17 +14,27 @@ export interface KvShape {
   headDim: number;
 }
 
-/** One sequence's cache: 2 × layers arrays (key, value per layer) of [kv_heads, length, head_dim]. */
+/** One sequence's cache on the host: 2 × layers arrays (key, value per layer) of [kv_heads, length, head_dim]. */
 export interface SeqKv {
   length: number;
   data: KvArray[];
 }
 
+/** One sequence's cache on WebGPU: its 2 × layers tensors left in GPU buffers (a prefill's present.*). */
+export interface DeviceSeqKv {
+  length: number;
+  device: Tensor[];
+}
+
+/** A sequence's own cache between its prefill and joining the batch: wherever the model left it. */
+export type SeqCache = SeqKv | DeviceSeqKv;
+
+export const isOnDevice = (kv: SeqCache): kv is DeviceSeqKv => 'device' in kv;
+
 /**
  * A left-padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim]. On WebGPU
  * the cache stays in GPU buffers (`device`, onnxruntime tensors fed back as the next
- * step's past) while the batch is unchanged; `data` is then null until the model
- * downloads it (CausalLM.toHost), which only joining, leaving and the prefix cache need.
+ * step's past, and repacked on the GPU when the batch changes); `data` is then null.
  */
 export interface BatchKv {
   width: number;
@@ -38,59 +49,20 @@ export function seqKvBytes(kv: SeqKv): number {
 
 /** Packs sequences into one left-padded batch of the smallest width that holds them. */
 export function packBatch(shape: KvShape, seqs: SeqKv[]): BatchKv {
-  const width = Math.max(0, ...seqs.map((s) => s.length));
-  const { kvHeads: H, headDim: D } = shape;
-  const pads = seqs.map((s) => width - s.length);
-  const data = Array.from({ length: shape.layers * 2 }, (_, t) => {
-    const out = allocLike(seqs[0].data[t], seqs.length * H * width * D);
-    seqs.forEach((s, r) => {
-      const src = s.data[t];
-      for (let h = 0; h < H; h++) {
-        out.set(src.subarray(h * s.length * D, (h + 1) * s.length * D), ((r * H + h) * width + pads[r]) * D);
-      }
-    });
-    return out;
-  });
-  return { width, pads, data };
+  const plan = gatherPlan(shape, seqs.map((s, i) => seqRow(i, s.length)));
+  return { width: plan.width, pads: plan.pads, data: runOnHost(plan, seqs.map((s) => s.data)) };
 }
 
 /** Copies row r of a batch back out as a sequence cache (its real entries only). */
 export function unpackRow(shape: KvShape, batch: BatchKv, r: number): SeqKv {
-  if (!batch.data) throw new Error('unpackRow: the batch cache is still on the device (CausalLM.toHost first)');
-  return gatherRow(shape, batch.data, batch.width, r, [[batch.pads[r], batch.width]]);
-}
-
-/**
- * Row r of a batch cache [rows, kv_heads, width, head_dim] as a sequence cache made of the
- * position ranges [from, to) given, in order: one range for a left-padded row, two for a
- * row of a batched prefill (its cached past, then its new tokens after their padding).
- */
-export function gatherRow(shape: KvShape, data: KvArray[], width: number, r: number, ranges: [number, number][]): SeqKv {
-  const { kvHeads: H, headDim: D } = shape;
-  const length = ranges.reduce((n, [from, to]) => n + to - from, 0);
-  const out = data.map((src) => {
-    const dst = allocLike(src, H * length * D);
-    for (let h = 0; h < H; h++) {
-      let at = h * length * D;
-      for (const [from, to] of ranges) {
-        const start = ((r * H + h) * width + from) * D;
-        dst.set(src.subarray(start, start + (to - from) * D), at);
-        at += (to - from) * D;
-      }
-    }
-    return dst;
-  });
-  return { length, data: out };
+  if (!batch.data) throw new Error('unpackRow: the batch cache is on the device (CausalLM.rowToHost reads a row back)');
+  const plan = gatherPlan(shape, [batchRow(0, batch, r)]);
+  return { length: plan.width, data: runOnHost(plan, [batch.data]) };
 }
 
 /** The first `length` positions of a sequence cache. */
 export function slicePrefix(shape: KvShape, kv: SeqKv, length: number): SeqKv {
   if (length === kv.length) return kv;
-  const { kvHeads: H, headDim: D } = shape;
-  const data = kv.data.map((src) => {
-    const out = allocLike(src, H * length * D);
-    for (let h = 0; h < H; h++) out.set(src.subarray(h * kv.length * D, (h * kv.length + length) * D), h * length * D);
-    return out;
-  });
-  return { length, data };
+  const plan = gatherPlan(shape, [{ ...seqRow(0, kv.length), length }]);
+  return { length, data: runOnHost(plan, [kv.data]) };
 }

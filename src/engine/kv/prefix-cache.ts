@@ -50,6 +50,22 @@ export class PrefixCache {
 
   /** The longest cached prefix of `tokens`, at most `limit` long. */
   match(tokens: number[], limit = tokens.length): PrefixMatch | null {
+    const { node, depth } = this.walk(tokens, limit);
+    if (depth === 0) return null;
+    const entry = this.anyEntryBelow(node);
+    if (!entry) return null;
+    this.touch(entry);
+    return { length: depth, kv: slicePrefix(this.shape, entry.kv, depth) };
+  }
+
+  /** Whether an entry covers all of `tokens` already (storing them would add nothing). */
+  holds(tokens: number[]): boolean {
+    const { node, depth } = this.walk(tokens, tokens.length);
+    return depth > 0 && depth === tokens.length && this.anyEntryBelow(node) !== undefined;
+  }
+
+  /** How far down the tree `tokens` (at most `limit` of them) lead, and the node where the walk stops. */
+  private walk(tokens: number[], limit: number): { node: RadixNode; depth: number } {
     let node = this.root;
     let depth = 0;
     while (depth < limit) {
@@ -61,11 +77,7 @@ export class PrefixCache {
       node = child;
       if (k < child.edge.length) break;
     }
-    if (depth === 0) return null;
-    const entry = this.anyEntryBelow(node);
-    if (!entry) return null;
-    this.touch(entry);
-    return { length: depth, kv: slicePrefix(this.shape, entry.kv, depth) };
+    return { node, depth };
   }
 
   /** Stores the KV of `tokens`. Entries it makes redundant (its own prefixes) are dropped. */

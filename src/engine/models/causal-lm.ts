@@ -1,5 +1,6 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
-import { gatherRow, packBatch, type BatchKv, type KvShape, type SeqKv } from '../kv/layout.js';
+import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan, type CopyPlan } from '../kv/copy-plan.js';
+import { isOnDevice, type BatchKv, type KvShape, type SeqCache, type SeqKv } from '../kv/layout.js';
 import { KvOutputArena } from '../kv/output-arena.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
@@ -48,8 +49,12 @@ export class CausalLM {
     return new CausalLM(backend, session, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
   }
 
-  /** KV caches read back from the device (GPU → CPU), for tests and stats: only batch changes need them. */
-  downloads = 0;
+  /**
+   * KV caches read back from the device (GPU → CPU), for tests and stats. `batch`: to change
+   * the batch on the host, where the backend cannot copy on the device (none on WebGPU);
+   * `prefixCache`: a sequence's cache stored in the prefix cache, which keeps host arrays.
+   */
+  readonly reads = { batch: 0, prefixCache: 0 };
 
   /** Where decode steps write present.*, when the backend takes output buffers. */
   private readonly arena: KvOutputArena | null;
@@ -59,20 +64,23 @@ export class CausalLM {
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
-  async prefill(tokens: number[], past: SeqKv | null): Promise<{ logits: Float32Array; kv: SeqKv }> {
+  async prefill(tokens: number[], past: SeqCache | null): Promise<{ logits: Float32Array; kv: SeqCache }> {
     const pastLen = past?.length ?? 0;
     const out = await this.run(
       [tokens],
       [Array.from(tokens, (_, i) => pastLen + i)],
       new BigInt64Array(pastLen + tokens.length).fill(1n),
       pastLen,
-      past?.data ?? null,
+      past ? tensorsOf(past) : null,
     );
+    this.release(past); // an earlier chunk's device cache: present.* replaces it
     const [, rows, vocab] = out.logits.dims;
     // With num_logits_to_keep only the last position comes back.
     const logits = toFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
-    // A prefilled sequence is packed into the batch on the CPU when it joins.
-    return { logits, kv: { length: pastLen + tokens.length, data: await this.hostData(out.kv) } };
+    const length = pastLen + tokens.length;
+    // On WebGPU the cache stays in its GPU buffers, to be copied into the batch there.
+    const kv: SeqCache = out.kv.some((t) => t.location === 'gpu-buffer') ? { length, device: out.kv } : { length, data: out.kv.map((t) => t.data as KvArray) };
+    return { logits, kv };
   }
 
   /**
@@ -81,12 +89,15 @@ export class CausalLM {
    * longest chunk; the mask hides both paddings and the positions count real tokens only,
    * so each row sees exactly what it would see alone.
    */
-  async prefillMany(items: { tokens: number[]; past: SeqKv | null }[]): Promise<{ logits: Float32Array; kv: SeqKv }[]> {
+  async prefillMany(items: { tokens: number[]; past: SeqCache | null }[]): Promise<{ logits: Float32Array; kv: SeqCache }[]> {
     if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past)];
     const W = Math.max(...items.map((it) => it.past?.length ?? 0));
     const S = Math.max(...items.map((it) => it.tokens.length));
-    const none: SeqKv = { length: 0, data: Array.from({ length: 2 * this.io.layers }, () => emptyKv(this.io.kvType)) };
-    const pasts = packBatch(this.kvShape, items.map((it) => it.past ?? none));
+    // The pasts, left-padded into one batch (rows without one copy nothing: source 0 stands in).
+    const pasts = items.flatMap((it) => (it.past ? [it.past] : []));
+    let source = 0;
+    const rows = items.map((it) => seqRow(it.past ? source++ : 0, it.past?.length ?? 0));
+    const packed = pasts.length ? await this.copy(gatherPlan(this.kvShape, rows), pasts.map(tensorsOf), 'batch') : null;
     const mask = new BigInt64Array(items.length * (W + S));
     const ids: number[][] = [];
     const positions: number[][] = [];
@@ -98,17 +109,30 @@ export class CausalLM {
       ids.push([...new Array<number>(pad).fill(tokens[0]), ...tokens]);
       positions.push(Array.from({ length: S }, (_, k) => Math.max(0, p + k - pad)));
     });
-    const out = await this.run(ids, positions, mask, W, pasts.data);
-    const [, rows, vocab] = out.logits.dims;
-    const kv = await this.hostData(out.kv);
-    return items.map(({ tokens, past }, r) => ({
-      // With num_logits_to_keep only the last position comes back; every row ends there.
-      logits: toFloat32(out.logits, (r * rows + rows - 1) * vocab, (r * rows + rows) * vocab),
-      kv: gatherRow(this.kvShape, kv, W + S, r, [
+    let out: Awaited<ReturnType<CausalLM['run']>>;
+    try {
+      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null);
+    } finally {
+      for (const t of packed?.device ?? []) t.dispose();
+    }
+    for (const it of items) this.release(it.past); // earlier chunks' device caches: present.* replaces them
+    const [, len, vocab] = out.logits.dims;
+    const presents = out.kv.some((t) => t.location === 'gpu-buffer') ? out.kv : out.kv.map((t) => t.data as KvArray);
+    const results = [];
+    for (const [r, { tokens, past }] of items.entries()) {
+      const plan = splicePlan(this.kvShape, r, W + S, [
         [W - (past?.length ?? 0), W],
         [W + S - tokens.length, W + S],
-      ]),
-    }));
+      ]);
+      const kv = await this.copy(plan, [presents], 'batch');
+      results.push({
+        // With num_logits_to_keep only the last position comes back; every row ends there.
+        logits: toFloat32(out.logits, (r * len + len - 1) * vocab, (r * len + len) * vocab),
+        kv: kv.device ? { length: plan.width, device: kv.device } : { length: plan.width, data: kv.data },
+      });
+    }
+    for (const t of out.kv) if (t.location === 'gpu-buffer') t.dispose(); // each row has its own copy
+    return results;
   }
 
   /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
@@ -127,8 +151,9 @@ export class CausalLM {
     const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
     // The binding hands back a copy of each output handed in; the arena's arrays hold the same values.
-    const data = into ?? out.kv.map((t) => t.data as KvArray);
-    const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data };
+    const kv: BatchKv = onDevice
+      ? { width: width + 1, pads, data: null, device: out.kv }
+      : { width: width + 1, pads, data: into ?? out.kv.map((t) => t.data as KvArray) };
     timings?.lap('logits', t1);
     return { logits, kv };
   }
@@ -183,24 +208,66 @@ export class CausalLM {
     return { logits: out.logits, kv };
   }
 
-  /** The arrays of present.* tensors, read back (and their GPU buffers released) where they are on the device. */
-  private async hostData(tensors: Tensor[]): Promise<KvArray[]> {
-    if (!tensors.some((t) => t.location === 'gpu-buffer')) return tensors.map((t) => t.data as KvArray);
-    this.downloads++;
-    return Promise.all(tensors.map((t) => t.getData(true) as Promise<KvArray>));
+  /**
+   * The batch of `keep` (rows of `batch`, in order) followed by `joining`: copied on the
+   * device where every part is there and the backend can, else on the host (device parts
+   * read back, counted in `reads.batch`). It consumes its inputs: the old batch's and the
+   * joining caches' device buffers are released. Null when no rows are left.
+   */
+  async repack(batch: BatchKv | null, keep: number[], joining: SeqCache[]): Promise<BatchKv | null> {
+    try {
+      if (keep.length + joining.length === 0) {
+        this.arena?.clear(); // no batch is left to read its buffers
+        return null;
+      }
+      // Source 0 is the old batch when rows of it stay; then the joining caches, in order.
+      const first = keep.length ? 1 : 0;
+      const rows = [...keep.map((r) => batchRow(0, batch!, r)), ...joining.map((kv, i) => seqRow(first + i, kv.length))];
+      const sources = [...(keep.length ? [tensorsOf(batch!)] : []), ...joining.map(tensorsOf)];
+      const plan = gatherPlan(this.kvShape, rows);
+      const out = await this.copy(plan, sources, 'batch');
+      return { width: plan.width, pads: plan.pads, ...out };
+    } finally {
+      this.release(batch);
+      for (const kv of joining) this.release(kv);
+    }
   }
 
-  /** Brings a batch cache kept on the device into `data`, for repacking or the prefix cache. */
-  async toHost(batch: BatchKv): Promise<void> {
-    if (batch.data || !batch.device) return;
-    batch.data = await this.hostData(batch.device);
-    batch.device = undefined;
+  /** Row r of a batch as a host cache, for the prefix cache (on the device: copied out there, then only it read back). */
+  async rowToHost(batch: BatchKv, r: number): Promise<SeqKv> {
+    return this.toHost(gatherPlan(this.kvShape, [batchRow(0, batch, r)]), tensorsOf(batch));
   }
 
-  /** Frees a dropped batch cache: its device buffers, and the arena's (no batch is left to read them). */
-  release(batch: BatchKv | null): void {
-    for (const t of batch?.device ?? []) t.dispose();
-    this.arena?.clear();
+  /** A sequence's cache on the host, for the prefix cache; a device cache stays valid (a copy is read back). */
+  async seqToHost(kv: SeqCache): Promise<SeqKv> {
+    if (!isOnDevice(kv)) return kv;
+    return this.toHost(gatherPlan(this.kvShape, [seqRow(0, kv.length)]), kv.device);
+  }
+
+  private async toHost(plan: CopyPlan, source: KvArray[] | Tensor[]): Promise<SeqKv> {
+    const out = await this.copy(plan, [source], 'prefixCache');
+    if (out.data) return { length: plan.width, data: out.data };
+    this.reads.prefixCache++;
+    return { length: plan.width, data: await Promise.all(out.device.map((t) => t.getData(true) as Promise<KvArray>)) };
+  }
+
+  /** Runs a copy plan where its sources are: on the device if it can, else on the host. */
+  private async copy(plan: CopyPlan, sources: (KvArray[] | Tensor[])[], why: keyof CausalLM['reads']): Promise<{ data: KvArray[]; device?: undefined } | { data: null; device: Tensor[] }> {
+    const onDevice = (x: KvArray | Tensor): x is Tensor => !ArrayBuffer.isView(x) && x.location === 'gpu-buffer';
+    if (sources.every((s) => s.every(onDevice)) && this.backend.copyOnDevice) {
+      const device = await this.backend.copyOnDevice(plan, sources as Tensor[][]);
+      if (device) return { data: null, device };
+    }
+    // The host path: device parts are read back (getData turns such a tensor into a host one; the caller still disposes it).
+    if (sources.some((s) => s.some(onDevice))) this.reads[why]++;
+    const hostArray = async (x: KvArray | Tensor): Promise<KvArray> => (ArrayBuffer.isView(x) ? x : ((await x.getData()) as KvArray));
+    const host = await Promise.all(sources.map((s) => Promise.all((s as (KvArray | Tensor)[]).map(hostArray))));
+    return { data: runOnHost(plan, host) };
+  }
+
+  /** Frees a cache's device buffers (a batch or sequence cache that is dropped or replaced); host arrays are left to the GC. */
+  release(kv: BatchKv | SeqCache | null): void {
+    for (const t of (kv && 'device' in kv ? kv.device : undefined) ?? []) t.dispose();
   }
 
   /**
@@ -209,11 +276,19 @@ export class CausalLM {
    */
   async warmUp(token = 0): Promise<void> {
     const { kv } = await this.prefill([token], null);
-    this.release((await this.decode([token], { width: kv.length, pads: [0], data: kv.data })).kv);
+    const batch = await this.repack(null, [], [kv]);
+    this.release((await this.decode([token], batch!)).kv);
   }
 
   async dispose(): Promise<void> {
     this.arena?.clear();
     await this.session.release();
   }
+}
+
+/** A cache's 2 × layers tensors as they are fed: device tensors, or host arrays. */
+function tensorsOf(kv: BatchKv | SeqCache): KvArray[] | Tensor[] {
+  if ('device' in kv && kv.device) return kv.device;
+  if (!('data' in kv) || !kv.data) throw new Error('a KV cache with neither host nor device tensors (already released)');
+  return kv.data;
 }

@@ -1,0 +1,82 @@
+// The KV copy plan both executors run (host TypedArray.set, WebGPU copyBufferToBuffer),
+// checked on the host against the layout worked out element by element.
+import { describe, expect, it } from 'vitest';
+import { batchRow, gatherPlan, runOnHost, seqRow } from '../../../src/engine/kv/copy-plan.js';
+import { packBatch, unpackRow, type SeqKv } from '../../../src/engine/kv/layout.js';
+
+const shape = { layers: 2, kvHeads: 3, headDim: 4 };
+const T = shape.layers * 2;
+
+/** A sequence cache whose every entry says where it is: tensor t, head h, position p, dim d. */
+function seq(id: number, length: number, Type: typeof Float32Array | typeof Uint16Array = Float32Array): SeqKv {
+  const { kvHeads: H, headDim: D } = shape;
+  const data = Array.from({ length: T }, (_, t) => {
+    const a = new Type(H * length * D);
+    for (let h = 0; h < H; h++) for (let p = 0; p < length; p++) for (let d = 0; d < D; d++) a[(h * length + p) * D + d] = 1 + id * 1000 + t * 100 + h * 20 + p * 4 + d;
+    return a;
+  });
+  return { length, data };
+}
+
+/** The left-padded batch of `seqs`, entry by entry: [rows, H, width, D], zero in the padding. */
+function expectedBatch(seqs: SeqKv[]): number[][] {
+  const { kvHeads: H, headDim: D } = shape;
+  const width = Math.max(...seqs.map((s) => s.length));
+  return Array.from({ length: T }, (_, t) => {
+    const out: number[] = [];
+    seqs.forEach((s) => {
+      for (let h = 0; h < H; h++) for (let p = 0; p < width; p++) for (let d = 0; d < D; d++) {
+        const q = p - (width - s.length);
+        out.push(q < 0 ? 0 : s.data[t][(h * s.length + q) * D + d]);
+      }
+    });
+    return out;
+  });
+}
+
+describe('the KV copy plan', () => {
+  it('packs sequences of different lengths left-padded with zeros', () => {
+    const seqs = [seq(1, 5), seq(2, 2), seq(3, 7)];
+    const batch = packBatch(shape, seqs);
+    expect(batch.width).toBe(7);
+    expect(batch.pads).toEqual([2, 5, 0]);
+    expect(batch.data!.map((a) => [...a])).toEqual(expectedBatch(seqs));
+  });
+
+  it('takes each row back out as the sequence that went in', () => {
+    const seqs = [seq(1, 5), seq(2, 2), seq(3, 7)];
+    const batch = packBatch(shape, seqs);
+    seqs.forEach((s, r) => {
+      const row = unpackRow(shape, batch, r);
+      expect(row.length).toBe(s.length);
+      expect(row.data.map((a) => [...a])).toEqual(s.data.map((a) => [...a]));
+    });
+  });
+
+  it('repacks kept rows of a batch with joining sequences in one pass, as packing them afresh would', () => {
+    const old = [seq(1, 5), seq(2, 2), seq(3, 7)];
+    const batch = packBatch(shape, old);
+    const joining = [seq(4, 9), seq(5, 1)];
+    // Row 1 leaves; rows 2 and 0 stay (in that order), then the two join.
+    const plan = gatherPlan(shape, [batchRow(0, batch, 2), batchRow(0, batch, 0), seqRow(1, 9), seqRow(2, 1)]);
+    const out = runOnHost(plan, [batch.data!, ...joining.map((s) => s.data)]);
+    const fresh = [old[2], old[0], ...joining];
+    expect(plan.width).toBe(9);
+    expect(plan.pads).toEqual([2, 4, 0, 8]);
+    expect(plan.dims).toEqual([4, shape.kvHeads, 9, shape.headDim]);
+    expect(out.map((a) => [...a])).toEqual(expectedBatch(fresh));
+  });
+
+  it('copies whole runs: one range per padded (row, head), one per unpadded row', () => {
+    const batch = packBatch(shape, [seq(1, 5), seq(2, 3)]);
+    expect(gatherPlan(shape, [batchRow(0, batch, 1)]).ranges).toHaveLength(shape.kvHeads); // padded in the source
+    expect(gatherPlan(shape, [batchRow(0, batch, 0)]).ranges).toEqual([{ source: 0, from: 0, to: 0, count: shape.kvHeads * 5 * shape.headDim }]);
+  });
+
+  it('keeps float16 caches in their own type', () => {
+    const seqs = [seq(1, 3, Uint16Array), seq(2, 1, Uint16Array)];
+    const batch = packBatch(shape, seqs);
+    expect(batch.data![0]).toBeInstanceOf(Uint16Array);
+    expect(batch.data!.map((a) => [...a])).toEqual(expectedBatch(seqs));
+  });
+});
