@@ -1,7 +1,7 @@
 // The KV copy plan both executors run (host TypedArray.set, WebGPU copyBufferToBuffer),
 // checked on the host against the layout worked out element by element.
 import { describe, expect, it } from 'vitest';
-import { batchRow, gatherPlan, runOnHost, seqRow } from '../../../src/engine/kv/copy-plan.js';
+import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan } from '../../../src/engine/kv/copy-plan.js';
 import { packBatch, unpackRow, type SeqKv } from '../../../src/engine/kv/layout.js';
 
 const shape = { layers: 2, kvHeads: 3, headDim: 4 };
@@ -78,5 +78,36 @@ describe('the KV copy plan', () => {
     const batch = packBatch(shape, seqs);
     expect(batch.data![0]).toBeInstanceOf(Uint16Array);
     expect(batch.data!.map((a) => [...a])).toEqual(expectedBatch(seqs));
+  });
+
+  it("splices a grouped prefill's row back into one sequence: its past, then its new tokens after their padding", () => {
+    // Row 1 of a batch [past padded to 5 | new tokens padded to 4]: a past of 3 and 2 new tokens.
+    const past = seq(1, 3);
+    const fresh = seq(2, 2);
+    const width = 9;
+    const batch = packBatch(shape, [seq(0, 5), past]).data!.map((p, t) => {
+      // Append the new-token region: row r's new tokens right-aligned in 4 positions.
+      const { kvHeads: H, headDim: D } = shape;
+      const out = new Float32Array(2 * H * width * D);
+      for (let r = 0; r < 2; r++) for (let h = 0; h < H; h++) {
+        out.set(p.subarray((r * H + h) * 5 * D, (r * H + h + 1) * 5 * D), (r * H + h) * width * D);
+        if (r === 1) out.set(fresh.data[t].subarray(h * 2 * D, (h + 1) * 2 * D), ((r * H + h) * width + 7) * D);
+      }
+      return out;
+    });
+    const plan = splicePlan(shape, 1, width, [[2, 5], [7, 9]]);
+    const got = runOnHost(plan, [batch]);
+    expect(plan.width).toBe(5);
+    expect(got.map((a) => Array.from(a))).toEqual(
+      Array.from({ length: T }, (_, t) => {
+        const { kvHeads: H, headDim: D } = shape;
+        const out: number[] = [];
+        for (let h = 0; h < H; h++) {
+          out.push(...past.data[t].subarray(h * 3 * D, (h + 1) * 3 * D));
+          out.push(...fresh.data[t].subarray(h * 2 * D, (h + 1) * 2 * D));
+        }
+        return out;
+      }),
+    );
   });
 });
