@@ -22,7 +22,6 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
   return {
     device,
     Tensor: ort.Tensor,
-    preallocatesOutputs: device === 'cpu',
     async createSession(model) {
       const options: ort.InferenceSession.SessionOptions = {
         executionProviders: [device],

@@ -19,11 +19,6 @@ export interface Backend {
    */
   createSession(model: string | Uint8Array, externalData?: string[], deviceOutputs?: string[]): Promise<InferenceSession>;
   readonly Tensor: typeof Tensor;
-  /**
-   * Whether `run(feeds, fetches)` writes outputs into the tensors given in `fetches`
-   * (onnxruntime-node on the CPU), so decode steps can reuse their KV buffers.
-   */
-  readonly preallocatesOutputs?: boolean;
   /** Reads a file of a local model folder: config.json, generation_config.json. */
   readText(path: string): Promise<string>;
   exists(path: string): Promise<boolean>;

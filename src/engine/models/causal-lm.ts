@@ -1,7 +1,6 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan, type CopyPlan } from '../kv/copy-plan.js';
 import { isOnDevice, type BatchKv, type KvShape, type SeqCache, type SeqKv } from '../kv/layout.js';
-import { KvOutputArena } from '../kv/output-arena.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
 import { createModelSession, joinPath, readJson } from './files.js';
@@ -27,9 +26,7 @@ export class CausalLM {
     readonly io: DecoderInterface,
     readonly vocabSize: number,
     readonly eosIds: number[],
-  ) {
-    this.arena = backend.preallocatesOutputs ? new KvOutputArena() : null;
-  }
+  ) {}
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<CausalLM> {
     const config = await readJson<LlmConfig>(backend, joinPath(folder, 'config.json'));
@@ -55,9 +52,6 @@ export class CausalLM {
    * `prefixCache`: a sequence's cache stored in the prefix cache, which keeps host arrays.
    */
   readonly reads = { batch: 0, prefixCache: 0 };
-
-  /** Where decode steps write present.*, when the backend takes output buffers. */
-  private readonly arena: KvOutputArena | null;
 
   get kvShape(): KvShape {
     return { layers: this.io.layers, kvHeads: this.io.kvHeads, headDim: this.io.headDim };
@@ -141,19 +135,14 @@ export class CausalLM {
     const t0 = performance.now();
     const mask = new BigInt64Array(tokens.length * (width + 1));
     pads.forEach((pad, r) => mask.fill(1n, r * (width + 1) + pad, (r + 1) * (width + 1)));
-    const past = batch.device ?? batch.data;
-    const into = this.arena && batch.data ? this.arena.next(batch.data[0], batch.data.length, tokens.length * this.io.kvHeads * (width + 1) * this.io.headDim) : undefined;
-    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, past, timings, t0, into);
+    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, timings, t0);
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const t1 = performance.now();
     const vocab = out.logits.dims[2];
     const all = toFloat32(out.logits, 0, tokens.length * vocab);
     const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
-    // The binding hands back a copy of each output handed in; the arena's arrays hold the same values.
-    const kv: BatchKv = onDevice
-      ? { width: width + 1, pads, data: null, device: out.kv }
-      : { width: width + 1, pads, data: into ?? out.kv.map((t) => t.data as KvArray) };
+    const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data: out.kv.map((t) => t.data as KvArray) };
     timings?.lap('logits', t1);
     return { logits, kv };
   }
@@ -166,8 +155,6 @@ export class CausalLM {
     past: KvArray[] | Tensor[] | null,
     timings?: StepTimings,
     started = 0,
-    /** Arrays for present.* to be written into (2 × layers, each [rows, kv_heads, pastLen + len, head_dim]). */
-    into?: KvArray[],
   ): Promise<{ logits: Tensor; kv: Tensor[] }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -191,17 +178,8 @@ export class CausalLM {
       feeds[`past_key_values.${i}.key`] = pastTensor(past?.[2 * i]);
       feeds[`past_key_values.${i}.value`] = pastTensor(past?.[2 * i + 1]);
     }
-    let fetches: Record<string, Tensor | null> | undefined;
-    if (into) {
-      const presentDims = [rows, io.kvHeads, pastLen + len, io.headDim];
-      fetches = Object.fromEntries(this.session.outputNames.map((n) => [n, null]));
-      for (let i = 0; i < io.layers; i++) {
-        fetches[`present.${i}.key`] = new Tensor(io.kvType, into[2 * i], presentDims);
-        fetches[`present.${i}.value`] = new Tensor(io.kvType, into[2 * i + 1], presentDims);
-      }
-    }
     const ran = timings?.lap('feeds', started) ?? 0;
-    const out = await (fetches ? this.session.run(feeds, fetches) : this.session.run(feeds));
+    const out = await this.session.run(feeds);
     timings?.lap('graph', ran);
     const kv: Tensor[] = [];
     for (let i = 0; i < io.layers; i++) kv.push(out[`present.${i}.key`], out[`present.${i}.value`]);
@@ -216,10 +194,7 @@ export class CausalLM {
    */
   async repack(batch: BatchKv | null, keep: number[], joining: SeqCache[]): Promise<BatchKv | null> {
     try {
-      if (keep.length + joining.length === 0) {
-        this.arena?.clear(); // no batch is left to read its buffers
-        return null;
-      }
+      if (keep.length + joining.length === 0) return null;
       // Source 0 is the old batch when rows of it stay; then the joining caches, in order.
       const first = keep.length ? 1 : 0;
       const rows = [...keep.map((r) => batchRow(0, batch!, r)), ...joining.map((kv, i) => seqRow(first + i, kv.length))];
@@ -281,7 +256,6 @@ export class CausalLM {
   }
 
   async dispose(): Promise<void> {
-    this.arena?.clear();
     await this.session.release();
   }
 }
