@@ -56,15 +56,22 @@ for (const device of ['wasm', 'webgpu'] as const) {
   });
 }
 
-// Other export interfaces on WASM: q4f16 (MatMulNBits with float16 activations, float16
-// KV and logits, held as Float16Array where the browser has one) and q8 (MatMulInteger).
-// fp16 and q4 passed here too when tried and are left out to keep the suite short.
-// SwiftShader's WebGPU has no shader-f16, so float16 variants are not run on WebGPU here.
-suite('real export dtypes in the tab (wasm)', () => {
+// Every other export interface: fp16 (float16 weights, KV and logits), q4 (MatMulNBits
+// with float32 activations), q4f16 (with float16 activations, float16 KV and logits, held
+// as Float16Array where the browser has one) and q8 (MatMulInteger), on WASM; q4 on
+// WebGPU too. SwiftShader's WebGPU has no shader-f16, so float16 variants are not run on
+// WebGPU here.
+suite('real export dtypes in the tab', () => {
   const browser = freshBrowser();
   const sampling = { max_tokens: 8, temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0, stop: [], stop_token_ids: [], ignore_eos: false, logprobs: -1 };
 
-  it.each(['q4f16', 'q8'])("llama3-export %s answers with Node's greedy text", async (dtype) => {
+  it.each([
+    ['fp16', 'wasm'],
+    ['q4', 'wasm'],
+    ['q4f16', 'wasm'],
+    ['q8', 'wasm'],
+    ['q4', 'webgpu'],
+  ])("llama3-export %s on %s answers with Node's greedy text", async (dtype, device) => {
     const dir = await exportFixtures();
     const engine = createEngine(nodeBackend('cpu'), { kvCacheMb: 0 });
     await engine.load([{ id: 'svc/l', task: 'chat', class: 't', context_length: 2048, source: join(dir, 'llama3-export'), dtype: { cpu: dtype }, price: { input_per_1m: 0, output_per_1m: 0 } }]);
@@ -74,7 +81,8 @@ suite('real export dtypes in the tab (wasm)', () => {
     expect(expected.text.length).toBeGreaterThan(0);
 
     const hub = `${server.url}mirror`;
-    const { page, info } = await openDemo(browser.context, `${server.url}?device=wasm&hubModel=test-org/llama3-export&hubDtype=${dtype}&hub=${encodeURIComponent(hub)}`);
+    const { page, info } = await openDemo(browser.context, `${server.url}?device=${device}&hubModel=test-org/llama3-export&hubDtype=${dtype}&hub=${encodeURIComponent(hub)}`);
+    expect(info.device).toBe(device);
     const r = await inPage(page, 'post', info, '/v1/chat/completions', { model: 'svc/hub-llama3-export', messages: MESSAGES, temperature: 0, max_tokens: 8 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.choices[0].message.content).toBe(expected.text);
