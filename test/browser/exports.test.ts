@@ -90,3 +90,32 @@ suite('real export dtypes in the tab', () => {
     await page.close();
   }, 300_000);
 });
+
+// A decoder embedder's export (Qwen3-Embedding's interface: last_hidden_state out, an empty
+// KV in, last-token pooling) in the tab gives Node's vectors, which equal transformers.js's
+// (test/engine/models/decoder-embedder-parity.test.ts).
+suite('a decoder embedder export in the tab (wasm)', () => {
+  const browser = freshBrowser();
+  const INPUTS = ['a short one', 'a rather longer sentence about rivers and stones'];
+
+  it("embeds with Node's last-token, normalised vectors and token counts", async () => {
+    const dir = await exportFixtures();
+    const engine = createEngine(nodeBackend('cpu'));
+    await engine.load([{ id: 'svc/e', task: 'embedding', class: 't', context_length: 512, source: join(dir, 'qwen3-embed-export'), dtype: { cpu: 'fp32' }, price: { input_per_1m: 0, output_per_1m: 0 } }]);
+    for (let i = 0; i < 400 && (await engine.models())[0]!.status === 'starting'; i++) await new Promise((r) => setTimeout(r, 50));
+    const expected = await engine.embed({ model: 'svc/e', input: INPUTS });
+    await engine.dispose();
+
+    const hub = `${server.url}mirror`;
+    const { page, info } = await openDemo(browser.context, `${server.url}?device=wasm&hubModel=test-org/qwen3-embed-export&hubTask=embedding&hub=${encodeURIComponent(hub)}`);
+    const r = await inPage(page, 'post', info, '/v1/embeddings', { model: 'svc/hub-qwen3-embed-export', input: INPUTS, encoding_format: 'float' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toHaveLength(INPUTS.length);
+    r.body.data.forEach((d: { embedding: number[] }, i: number) => {
+      expect(d.embedding).toHaveLength(expected.data[i]!.length);
+      d.embedding.forEach((x, k) => expect(x).toBeCloseTo(expected.data[i]![k]!, 4));
+    });
+    expect(r.body.usage.prompt_tokens).toBe(expected.prompt_tokens);
+    await page.close();
+  }, 300_000);
+});
