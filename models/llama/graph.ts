@@ -28,6 +28,10 @@ export interface GraphVariant {
   hiddenStates?: boolean;
   /** Gemma 2's soft caps, cap·tanh(x / cap): on attention scores and on the final logits. */
   softcap?: { attention: number; final: number };
+  /** Granite's multipliers: attention scores scaled by `attention` (not 1/√head_dim), each residual branch by `residual`, logits divided by `logits`. */
+  multipliers?: { attention: number; residual: number; logits: number };
+  /** SmolLM3's NoPE layers: these layers apply no rotary embedding. */
+  noRopeLayers?: number[];
 }
 
 /** cap·tanh(x / cap). */
@@ -120,7 +124,9 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
   const qShape = g.ints('shape.q', [0, 0, KV, rep, D]);
   const kvShape = g.ints('shape.kv', [0, 0, KV, D]);
   const outShape = g.ints('shape.attn_out', [0, 0, heads * D]);
-  const scale = g.scalar('attn.scale', 1 / Math.sqrt(D));
+  const scale = g.scalar('attn.scale', variant.multipliers?.attention ?? 1 / Math.sqrt(D));
+  const residual = (branch: string, name: string) =>
+    variant.multipliers ? g.node('Mul', [branch, g.scalar(`${name}.residual_multiplier`, variant.multipliers.residual)], {}, `${name}.scaled`) : branch;
 
   for (let i = 0; i < c.layers; i++) {
     const L = w.layers[i]!;
@@ -129,8 +135,9 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     const q = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.q_proj.weight`, [H, heads * D], L.q, format, `${p}.q`), qShape], {}, `${p}.q_r`)], { perm: [0, 2, 3, 1, 4] }, `${p}.q_t`);
     const k = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.k_proj.weight`, [H, KV * D], L.k, format, `${p}.k`), kvShape], {}, `${p}.k_r`)], { perm: [0, 2, 1, 3] }, `${p}.k_t`);
     const v = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.v_proj.weight`, [H, KV * D], L.v, format, `${p}.v`), kvShape], {}, `${p}.v_r`)], { perm: [0, 2, 1, 3] }, `${p}.v_t`);
-    const qr = rope(g, q, cosQ, sinQ, D / 2, `${p}.q_rope`);
-    const kr = rope(g, k, cosK, sinK, D / 2, `${p}.k_rope`);
+    const noRope = variant.noRopeLayers?.includes(i);
+    const qr = noRope ? q : rope(g, q, cosQ, sinQ, D / 2, `${p}.q_rope`);
+    const kr = noRope ? k : rope(g, k, cosK, sinK, D / 2, `${p}.k_rope`);
     // A float16 present is the Cast of the float32 Concat, which then needs a name of its own.
     const concatName = (kind: string) => (ioType === TensorType.FLOAT ? `present.${i}.${kind}` : `${p}.present_${kind}_f32`);
     const presentK = g.node('Concat', [past[i]!.key, kr], { axis: 2 }, concatName('key'));
@@ -142,12 +149,12 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     const probs = g.node('Softmax', [scores], { axis: -1 }, `${p}.probs`);
     const v5 = g.node('Unsqueeze', [presentV, g.ints(`${p}.axes_2v`, [2])], {}, `${p}.v5`);
     const ctx = g.node('Reshape', [g.node('Transpose', [g.node('MatMul', [probs, v5], {}, `${p}.ctx5`)], { perm: [0, 3, 1, 2, 4] }, `${p}.ctx_t`), outShape], {}, `${p}.ctx`);
-    x = g.node('Add', [x, linear(g, ctx, `${p}.self_attn.o_proj.weight`, [heads * D, H], L.o, format, `${p}.attn_out`)], {}, `${p}.resid_attn`);
+    x = g.node('Add', [x, residual(linear(g, ctx, `${p}.self_attn.o_proj.weight`, [heads * D, H], L.o, format, `${p}.attn_out`), `${p}.attn_out`)], {}, `${p}.resid_attn`);
     const h2 = rmsNorm(g, x, g.weight(`${p}.post_attention_layernorm.weight`, [H], L.postNorm), c.rmsEps, `${p}.post_attention_layernorm`);
     const gate = linear(g, h2, `${p}.mlp.gate_proj.weight`, [H, I], L.gate, format, `${p}.gate`);
     const up = linear(g, h2, `${p}.mlp.up_proj.weight`, [H, I], L.up, format, `${p}.up`);
     const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate], {}, `${p}.gate_sig`)], {}, `${p}.silu`), up], {}, `${p}.act`);
-    x = g.node('Add', [x, linear(g, act, `${p}.mlp.down_proj.weight`, [I, H], L.down, format, `${p}.mlp_out`)], {}, `${p}.resid_mlp`);
+    x = g.node('Add', [x, residual(linear(g, act, `${p}.mlp.down_proj.weight`, [I, H], L.down, format, `${p}.mlp_out`), `${p}.mlp_out`)], {}, `${p}.resid_mlp`);
     const presentShape = ['batch_size', KV, 'total_sequence_length', D] as const;
     g.output(`present.${i}.key`, narrow(g, presentK, ioType), ioType, presentShape);
     g.output(`present.${i}.value`, narrow(g, presentV, ioType), ioType, presentShape);
@@ -162,11 +169,12 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     g.output('last_hidden_state', narrow(g, hf, ioType), ioType, ['batch_size', 'sequence_length', H]);
     return g;
   }
-  const logitsName = ioType === TensorType.FLOAT && !variant.softcap ? 'logits' : 'logits_f32';
+  const logitsName = ioType === TensorType.FLOAT && !variant.softcap && !variant.multipliers ? 'logits' : 'logits_f32';
   let logits = variant.tiedEmbeddings
     ? g.node('MatMul', [hf, g.node('Transpose', [widenMatrix(g, embedding, format)], { perm: [1, 0] }, 'lm_head.tied')], {}, logitsName)
     : linear(g, hf, 'lm_head.weight', [H, V], w.lmHead, format, logitsName);
   if (variant.softcap) logits = softcap(g, logits, variant.softcap.final, 'final_logit_softcap');
+  if (variant.multipliers) logits = g.node('Div', [logits, g.scalar('logits_scaling', variant.multipliers.logits)], {}, 'logits_scaled');
   g.output('logits', narrow(g, logits, ioType), ioType, ['batch_size', 'sequence_length', V]);
   return g;
 }

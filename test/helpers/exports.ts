@@ -21,6 +21,10 @@ export const EXPORT_VARIANTS = [
   ['gemma2-export', 'fp16'],
   ['phi3-export', 'fp32'],
   ['phi3-export', 'q4f16'],
+  ['granite-export', 'fp32'],
+  ['granite-export', 'q4'],
+  ['smollm3-export', 'fp32'],
+  ['smollm3-export', 'q4f16'],
 ] as const;
 
 /** Families whose chat template raises on a system message (it is left out of their parity prompts). */

@@ -36,6 +36,7 @@ beforeAll(async () => {
   await engine.load([
     entry('svc/llama3', join(dir, 'llama3-export'), 'q4'), entry('svc/qwen3', join(dir, 'qwen3-export')), entry('svc/gemma3', join(dir, 'gemma3-export')),
     entry('svc/mistral', join(dir, 'mistral-export'), 'q4'), entry('svc/gemma2', join(dir, 'gemma2-export')),
+    entry('svc/smollm3', join(dir, 'smollm3-export')), entry('svc/granite', join(dir, 'granite-export')),
   ]);
   await ready();
 }, 120_000);
@@ -65,6 +66,26 @@ describe('family quirks', () => {
     expect(thinking.prompt_text).not.toContain('<think>');
     expect(direct.prompt_tokens).toBe((await referencePromptIds('qwen3-export', HELLO, { enable_thinking: false })).length);
     expect(direct.prompt_tokens).toBeGreaterThan(thinking.prompt_tokens);
+  });
+
+  it("switches SmolLM3's reasoning mode by enable_thinking or by a /no_think flag in the system message", async () => {
+    const thinking = await run('svc/smollm3', HELLO);
+    const byKwarg = await run('svc/smollm3', HELLO, { enable_thinking: false });
+    const byFlag = await run('svc/smollm3', [{ role: 'system', content: 'Be brief. /no_think' }, ...HELLO]);
+    expect(thinking.prompt_text).toContain('Reasoning Mode: /think');
+    expect(thinking.prompt_text).not.toContain('<think>');
+    for (const r of [byKwarg, byFlag]) {
+      expect(r.prompt_text).toContain('Reasoning Mode: /no_think');
+      expect(r.prompt_text.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n')).toBe(true);
+    }
+    expect(byKwarg.prompt_tokens).toBe((await referencePromptIds('smollm3-export', HELLO, { enable_thinking: false })).length);
+  });
+
+  it("dates Granite's default system message with strftime_now, as transformers.js renders it", async () => {
+    const r = await run('svc/granite', HELLO);
+    const today = new Date().toLocaleDateString('en-US', { month: 'long', day: '2-digit', year: 'numeric' });
+    expect(r.prompt_text).toContain(`Today's Date: ${today}.`);
+    expect(r.prompt_tokens).toBe((await referencePromptIds('granite-export', HELLO)).length);
   });
 
   it("renders Gemma's system message inside the first user turn, as its template does", async () => {
