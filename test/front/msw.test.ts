@@ -1,24 +1,11 @@
 // hearth/msw as an application's test suite would use it: setupServer, an
 // unmodified openai client pointed at a made-up base URL, no network.
-import { setupServer } from 'msw/node';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hearthHandlers, type HearthHandlers } from '../../src/front/msw/index.js';
+import { describe, expect, it } from 'vitest';
+import { useHearthMsw } from '../helpers/msw.js';
 
 const baseURL = 'https://api.example.test/v1';
-let handlers: HearthHandlers;
-let server: ReturnType<typeof setupServer>;
-
-beforeAll(async () => {
-  handlers = await hearthHandlers({ baseURL });
-  server = setupServer(...handlers);
-  server.listen({ onUnhandledRequest: 'error' });
-}, 120_000);
-
-afterAll(async () => {
-  server?.close();
-  await handlers?.close();
-});
+useHearthMsw(baseURL);
 
 const client = (apiKey = `svc_live_${'a1B2'.repeat(8)}`) => new OpenAI({ baseURL, apiKey, maxRetries: 0 });
 

@@ -3,6 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import OpenAI from 'openai';
+import { fixtures } from './fixtures.js';
 
 const run = promisify(execFile);
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -75,4 +77,14 @@ export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> 
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error('models did not become ready');
+}
+
+/** A served fixture catalog with a key of its own and an openai client for it, as the SDK tests use it. */
+export async function startSdkServer(prefix: string): Promise<{ server: TestServer; key: string; client: OpenAI }> {
+  await fixtures();
+  const dataDir = await mkdtemp(join(tmpdir(), prefix));
+  const key = await createKey(dataDir);
+  const server = await startServer([], dataDir);
+  await waitReady(server.url);
+  return { server, key, client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 }) };
 }

@@ -2,12 +2,8 @@
 // the fixture models) driven by the official openai SDK, as a user would.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtures } from '../helpers/fixtures.js';
 import { openapiAvailable, validateAgainst } from '../helpers/openapi.js';
-import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { startSdkServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let client: OpenAI;
@@ -17,12 +13,7 @@ const chat = (content: string, extra: Partial<OpenAI.ChatCompletionCreateParamsN
   client.chat.completions.create({ model: 'svc/tiny-chat', messages: [{ role: 'user', content }], temperature: 0, ...extra });
 
 beforeAll(async () => {
-  await fixtures();
-  const dataDir = await mkdtemp(join(tmpdir(), 'hearth-sdk-'));
-  key = await createKey(dataDir);
-  server = await startServer([], dataDir);
-  await waitReady(server.url);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+  ({ server, key, client } = await startSdkServer('hearth-sdk-'));
 }, 120_000);
 
 afterAll(async () => {

@@ -2,16 +2,12 @@
 // with the openai SDK as users call it. The fixture writes gibberish, so every output that
 // parses and validates is the grammar's doing: assertions check validity, never content.
 import { Ajv } from 'ajv';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { fixtures } from '../helpers/fixtures.js';
 import { openapiAvailable, validateAgainst } from '../helpers/openapi.js';
-import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
+import { startSdkServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let client: OpenAI;
@@ -31,12 +27,7 @@ const tools: OpenAI.ChatCompletionTool[] = [
 const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
 
 beforeAll(async () => {
-  await fixtures();
-  const dataDir = await mkdtemp(join(tmpdir(), 'hearth-structured-'));
-  key = await createKey(dataDir);
-  server = await startServer([], dataDir);
-  await waitReady(server.url);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+  ({ server, key, client } = await startSdkServer('hearth-structured-'));
 }, 120_000);
 
 afterAll(async () => {
