@@ -1,0 +1,104 @@
+// What onnxruntime itself allows for the bench model on this machine, whatever an engine
+// around it does. Two ceilings, measured in the bench's own run so the targets can be
+// read against them:
+// - 8 streams: a step makes at most 8 tokens and cannot be shorter than the graph run at
+//   batch 8; for scale, the same step with nothing but its weight matmuls (the same MatMul
+//   nodes, shapes and kernels) is measured too;
+// - long contexts: a decode step cannot be shorter than the graph run at that context with
+//   its outputs fetched (every export hands back the whole cache as present.*).
+import type * as ort from 'onnxruntime-node';
+import { benchChat } from '../models/index.js';
+import { GraphBuilder, TensorType } from '../models/onnx/graph.js';
+import { nodeBackend } from '../src/backends/node.js';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** bench-chat's weight matmuls alone, each on an input of its own: no norms, attention or KV. */
+function weightMatmulGraph(): Uint8Array {
+  const w = benchChat();
+  const { hidden: H, heads, kvHeads, headDim: D, intermediate: I, vocabSize: V } = w.config;
+  const g = new GraphBuilder('weight-matmuls');
+  const inputs = { hidden: g.input('hidden', TensorType.FLOAT, ['batch', H]), attn: g.input('attn', TensorType.FLOAT, ['batch', heads * D]), mlp: g.input('mlp', TensorType.FLOAT, ['batch', I]) };
+  let n = 0;
+  const matmul = (x: string, name: string, dims: [number, number], data: Float32Array) => {
+    const out = `out${n++}`;
+    g.output(out, g.node('MatMul', [x, g.weight(name, dims, data)], {}, `${name}.y`), TensorType.FLOAT, ['batch', dims[1]]);
+  };
+  w.layers.forEach((L, i) => {
+    matmul(inputs.hidden, `${i}.q`, [H, heads * D], L.q);
+    matmul(inputs.hidden, `${i}.k`, [H, kvHeads * D], L.k);
+    matmul(inputs.hidden, `${i}.v`, [H, kvHeads * D], L.v);
+    matmul(inputs.attn, `${i}.o`, [heads * D, H], L.o);
+    matmul(inputs.hidden, `${i}.gate`, [H, I], L.gate);
+    matmul(inputs.hidden, `${i}.up`, [H, I], L.up);
+    matmul(inputs.mlp, `${i}.down`, [I, H], L.down);
+  });
+  matmul(inputs.hidden, 'lm_head', [H, V], w.lmHead);
+  return g.toBytes();
+}
+
+/** One decode step's feeds for `batch` rows after `past` cached tokens, from the session's own inputs. */
+function decodeFeeds(session: ort.InferenceSession, Tensor: typeof ort.Tensor, batch: number, past: number): Record<string, ort.Tensor> {
+  const { kvHeads, headDim } = benchChat().config;
+  const ints = (n: number, v: bigint, dims: number[]) => new Tensor('int64', new BigInt64Array(n).fill(v), dims);
+  const feeds: Record<string, ort.Tensor> = {};
+  for (const name of session.inputNames) {
+    if (name === 'input_ids') feeds[name] = ints(batch, 5n, [batch, 1]);
+    else if (name === 'attention_mask') feeds[name] = ints(batch * (past + 1), 1n, [batch, past + 1]);
+    else if (name === 'position_ids') feeds[name] = ints(batch, BigInt(past), [batch, 1]);
+    else if (name.startsWith('past_key_values.')) feeds[name] = new Tensor('float32', new Float32Array(batch * kvHeads * past * headDim).fill(0.01), [batch, kvHeads, past, headDim]);
+    else throw new Error(`bench ceilings: unexpected input ${name}`);
+  }
+  return feeds;
+}
+
+/** Medians (ms) of each run, the runs interleaved round by round so that load on the machine hits them alike. */
+async function interleaved(runs: Record<string, () => Promise<unknown>>, rounds: number): Promise<Record<string, number>> {
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  for (let r = -2; r < rounds; r++) {
+    for (const [name, run] of Object.entries(runs)) {
+      const t0 = performance.now();
+      await run();
+      if (r >= 0) times[name]!.push(performance.now() - t0); // two warm-up rounds
+    }
+  }
+  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(median(v) * 100) / 100]));
+}
+
+export interface Ceilings {
+  /** ms: the whole graph at batch 1 and at batch 8 (60 cached tokens), and its weight matmuls alone at batch 8. */
+  graph_batch1_ms: number;
+  graph_batch8_ms: number;
+  weight_matmuls_batch8_ms: number;
+  /** ms: the whole graph at batch 1 after the short and the long prompt, with all outputs fetched and with the logits only. */
+  graph_short_context_ms: number;
+  graph_long_context_ms: number;
+  graph_long_context_logits_only_ms: number;
+}
+
+export async function measureCeilings(modelPath: string, shortPast: number, longPast: number, rounds = 21): Promise<Ceilings> {
+  const backend = nodeBackend('cpu');
+  const graph = (await backend.createSession(modelPath)) as ort.InferenceSession;
+  const matmuls = (await backend.createSession(weightMatmulGraph())) as ort.InferenceSession;
+  const { hidden, heads, headDim, intermediate } = benchChat().config;
+  const floats = (rows: number, cols: number) => new backend.Tensor('float32', new Float32Array(rows * cols).fill(0.01), [rows, cols]);
+  const matmulFeeds = { hidden: floats(8, hidden), attn: floats(8, heads * headDim), mlp: floats(8, intermediate) };
+  const batch1 = decodeFeeds(graph, backend.Tensor, 1, 60);
+  const batch8 = decodeFeeds(graph, backend.Tensor, 8, 60);
+  const short = decodeFeeds(graph, backend.Tensor, 1, shortPast);
+  const long = decodeFeeds(graph, backend.Tensor, 1, longPast);
+  const t = await interleaved(
+    {
+      graph_batch1_ms: () => graph.run(batch1),
+      graph_batch8_ms: () => graph.run(batch8),
+      weight_matmuls_batch8_ms: () => matmuls.run(matmulFeeds),
+      graph_short_context_ms: () => graph.run(short),
+      graph_long_context_ms: () => graph.run(long),
+      graph_long_context_logits_only_ms: () => graph.run(long, ['logits']),
+    },
+    rounds,
+  );
+  await graph.release();
+  await matmuls.release();
+  return t as unknown as Ceilings;
+}
