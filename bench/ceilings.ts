@@ -7,7 +7,7 @@
 // - long contexts: a decode step cannot be shorter than the graph run at that context with
 //   its outputs fetched (every export hands back the whole cache as present.*).
 import type * as ort from 'onnxruntime-node';
-import { benchChat } from '../models/index.js';
+import { BENCH_CONFIG, benchChat } from '../models/fixtures.js';
 import { GraphBuilder, TensorType } from '../models/onnx/graph.js';
 import { nodeBackend } from '../src/backends/node.js';
 
@@ -39,7 +39,7 @@ function weightMatmulGraph(): Uint8Array {
 
 /** One decode step's feeds for `batch` rows after `past` cached tokens, from the session's own inputs. */
 function decodeFeeds(session: ort.InferenceSession, Tensor: typeof ort.Tensor, batch: number, past: number): Record<string, ort.Tensor> {
-  const { kvHeads, headDim } = benchChat().config;
+  const { kvHeads, headDim } = BENCH_CONFIG;
   const ints = (n: number, v: bigint, dims: number[]) => new Tensor('int64', new BigInt64Array(n).fill(v), dims);
   const feeds: Record<string, ort.Tensor> = {};
   for (const name of session.inputNames) {
@@ -80,7 +80,7 @@ export async function measureCeilings(modelPath: string, shortPast: number, long
   const backend = nodeBackend('cpu');
   const graph = (await backend.createSession(modelPath)) as ort.InferenceSession;
   const matmuls = (await backend.createSession(weightMatmulGraph())) as ort.InferenceSession;
-  const { hidden, heads, headDim, intermediate } = benchChat().config;
+  const { hidden, heads, headDim, intermediate } = BENCH_CONFIG;
   const floats = (rows: number, cols: number) => new backend.Tensor('float32', new Float32Array(rows * cols).fill(0.01), [rows, cols]);
   const matmulFeeds = { hidden: floats(8, hidden), attn: floats(8, heads * headDim), mlp: floats(8, intermediate) };
   const batch1 = decodeFeeds(graph, backend.Tensor, 1, 60);
