@@ -280,8 +280,9 @@ async function main() {
 
   const dtypes = await dtypeVariants(messages);
 
-  // What onnxruntime allows for this model here, whatever the engine: decode steps at the
-  // contexts just measured (their mean cached length) and batch-8 weight matmuls.
+  // What onnxruntime allows for this model here, whatever the engine: the graph at batch 1 and 8,
+  // its weight matmuls alone at batch 8, and decode steps at the contexts just measured (their
+  // mean cached length while decoding).
   const ceilings = await measureCeilings(join(FIXTURES_DIR, 'bench-chat', 'onnx', 'model.onnx'), shortCtx.prompt + MAX_TOKENS / 2, longCtx.prompt + MAX_TOKENS / 2);
   log(`ceilings: ${JSON.stringify(ceilings)}`);
 
