@@ -6,7 +6,7 @@
 
 import type { Tensor } from '../../backends/types.js';
 import type { KvArray } from '../models/interface.js';
-import { batchRow, gatherPlan, runOnHost, seqRow } from './copy-plan.js';
+import { gatherPlan, runOnHost, seqRow } from './copy-plan.js';
 
 export interface KvShape {
   layers: number;
@@ -45,19 +45,6 @@ export interface BatchKv {
 
 export function seqKvBytes(kv: SeqKv): number {
   return kv.data.reduce((n, a) => n + a.byteLength, 0);
-}
-
-/** Packs sequences into one left-padded batch of the smallest width that holds them. */
-export function packBatch(shape: KvShape, seqs: SeqKv[]): BatchKv {
-  const plan = gatherPlan(shape, seqs.map((s, i) => seqRow(i, s.length)));
-  return { width: plan.width, pads: plan.pads, data: runOnHost(plan, seqs.map((s) => s.data)) };
-}
-
-/** Copies row r of a batch back out as a sequence cache (its real entries only). */
-export function unpackRow(shape: KvShape, batch: BatchKv, r: number): SeqKv {
-  if (!batch.data) throw new Error('unpackRow: the batch cache is on the device (CausalLM.rowToHost reads a row back)');
-  const plan = gatherPlan(shape, [batchRow(0, batch, r)]);
-  return { length: plan.width, data: runOnHost(plan, [batch.data]) };
 }
 
 /** The first `length` positions of a sequence cache. */

@@ -2,10 +2,22 @@
 // checked on the host against the layout worked out element by element.
 import { describe, expect, it } from 'vitest';
 import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan } from '../../../src/engine/kv/copy-plan.js';
-import { packBatch, unpackRow, type SeqKv } from '../../../src/engine/kv/layout.js';
+import type { BatchKv, SeqKv } from '../../../src/engine/kv/layout.js';
 
 const shape = { layers: 2, kvHeads: 3, headDim: 4 };
 const T = shape.layers * 2;
+
+/** Sequences packed into one left-padded batch by the plan, on the host. */
+function packBatch(seqs: SeqKv[]): BatchKv {
+  const plan = gatherPlan(shape, seqs.map((s, i) => seqRow(i, s.length)));
+  return { width: plan.width, pads: plan.pads, data: runOnHost(plan, seqs.map((s) => s.data)) };
+}
+
+/** Row r of a host batch taken back out by the plan. */
+function unpackRow(batch: BatchKv, r: number): SeqKv {
+  const plan = gatherPlan(shape, [batchRow(0, batch, r)]);
+  return { length: plan.width, data: runOnHost(plan, [batch.data!]) };
+}
 
 /** A sequence cache whose every entry says where it is: tensor t, head h, position p, dim d. */
 function seq(id: number, length: number, Type: typeof Float32Array | typeof Uint16Array = Float32Array): SeqKv {
@@ -37,7 +49,7 @@ function expectedBatch(seqs: SeqKv[]): number[][] {
 describe('the KV copy plan', () => {
   it('packs sequences of different lengths left-padded with zeros', () => {
     const seqs = [seq(1, 5), seq(2, 2), seq(3, 7)];
-    const batch = packBatch(shape, seqs);
+    const batch = packBatch(seqs);
     expect(batch.width).toBe(7);
     expect(batch.pads).toEqual([2, 5, 0]);
     expect(batch.data!.map((a) => [...a])).toEqual(expectedBatch(seqs));
@@ -45,9 +57,9 @@ describe('the KV copy plan', () => {
 
   it('takes each row back out as the sequence that went in', () => {
     const seqs = [seq(1, 5), seq(2, 2), seq(3, 7)];
-    const batch = packBatch(shape, seqs);
+    const batch = packBatch(seqs);
     seqs.forEach((s, r) => {
-      const row = unpackRow(shape, batch, r);
+      const row = unpackRow(batch, r);
       expect(row.length).toBe(s.length);
       expect(row.data.map((a) => [...a])).toEqual(s.data.map((a) => [...a]));
     });
@@ -55,7 +67,7 @@ describe('the KV copy plan', () => {
 
   it('repacks kept rows of a batch with joining sequences in one pass, as packing them afresh would', () => {
     const old = [seq(1, 5), seq(2, 2), seq(3, 7)];
-    const batch = packBatch(shape, old);
+    const batch = packBatch(old);
     const joining = [seq(4, 9), seq(5, 1)];
     // Row 1 leaves; rows 2 and 0 stay (in that order), then the two join.
     const plan = gatherPlan(shape, [batchRow(0, batch, 2), batchRow(0, batch, 0), seqRow(1, 9), seqRow(2, 1)]);
@@ -68,14 +80,14 @@ describe('the KV copy plan', () => {
   });
 
   it('copies whole runs: one range per padded (row, head), one per unpadded row', () => {
-    const batch = packBatch(shape, [seq(1, 5), seq(2, 3)]);
+    const batch = packBatch([seq(1, 5), seq(2, 3)]);
     expect(gatherPlan(shape, [batchRow(0, batch, 1)]).ranges).toHaveLength(shape.kvHeads); // padded in the source
     expect(gatherPlan(shape, [batchRow(0, batch, 0)]).ranges).toEqual([{ source: 0, from: 0, to: 0, count: shape.kvHeads * 5 * shape.headDim }]);
   });
 
   it('keeps float16 caches in their own type', () => {
     const seqs = [seq(1, 3, Uint16Array), seq(2, 1, Uint16Array)];
-    const batch = packBatch(shape, seqs);
+    const batch = packBatch(seqs);
     expect(batch.data![0]).toBeInstanceOf(Uint16Array);
     expect(batch.data!.map((a) => [...a])).toEqual(expectedBatch(seqs));
   });
@@ -85,7 +97,7 @@ describe('the KV copy plan', () => {
     const past = seq(1, 3);
     const fresh = seq(2, 2);
     const width = 9;
-    const batch = packBatch(shape, [seq(0, 5), past]).data!.map((p, t) => {
+    const batch = packBatch([seq(0, 5), past]).data!.map((p, t) => {
       // Append the new-token region: row r's new tokens right-aligned in 4 positions.
       const { kvHeads: H, headDim: D } = shape;
       const out = new Float32Array(2 * H * width * D);
