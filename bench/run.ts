@@ -148,18 +148,25 @@ async function directEngine(dtype = 'fp32') {
   };
 }
 
-/** Decode on the q4 and fp16 exports of the same weights, on the engine alone, beside fp32. */
-async function dtypeVariants(messages: { role: string; content: string }[]) {
-  const out: Record<string, { weight_bytes: number; batch1_tokens_per_s: number; concurrency8_tokens_per_s: number }> = {};
-  for (const [dtype, file] of [['fp32', 'model.onnx'], ['q4', 'model_q4.onnx'], ['fp16', 'model_fp16.onnx']] as const) {
+/**
+ * Decode on the q4 and fp16 exports of the same weights, on the engine alone, beside fp32
+ * (whose figures the HTTP comparison has just measured on its own direct engine).
+ */
+async function dtypeVariants(messages: { role: string; content: string }[], fp32: { times: number[]; concurrent8: number }) {
+  const measure = async (dtype: string) => {
     const direct = await directEngine(dtype);
     const times: number[] = [];
     for (let i = 0; i <= REPEATS; i++) times.push(await direct.one(messages));
     const concurrent8 = await direct.concurrent8();
     await direct.close();
+    return { times: times.slice(1), concurrent8 }; // the first is a warm-up
+  };
+  const out: Record<string, { weight_bytes: number; batch1_tokens_per_s: number; concurrency8_tokens_per_s: number }> = {};
+  for (const [dtype, file] of [['fp32', 'model.onnx'], ['q4', 'model_q4.onnx'], ['fp16', 'model_fp16.onnx']] as const) {
+    const { times, concurrent8 } = dtype === 'fp32' ? fp32 : await measure(dtype);
     out[dtype] = {
       weight_bytes: statSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', file)).size,
-      batch1_tokens_per_s: round(MAX_TOKENS / (median(times.slice(1)) / 1000)), // the first is a warm-up
+      batch1_tokens_per_s: round(MAX_TOKENS / (median(times) / 1000)),
       concurrency8_tokens_per_s: round(concurrent8),
     };
     log(`${dtype}: batch-1 ${out[dtype].batch1_tokens_per_s} tok/s, 8 concurrent ${out[dtype].concurrency8_tokens_per_s} tok/s (engine alone)`);
@@ -278,7 +285,7 @@ async function main() {
   await direct.close();
   log(`request of ${MAX_TOKENS} tokens: HTTP ${round(median(http))} ms, direct ${round(median(directTimes))} ms, paired overhead ${round(pairedOverhead * 100, 1)}%`);
 
-  const dtypes = await dtypeVariants(messages);
+  const dtypes = await dtypeVariants(messages, { times: directTimes, concurrent8: direct8 });
 
   // What onnxruntime allows for this model here, whatever the engine: the graph at batch 1 and 8,
   // its weight matmuls alone at batch 8, and decode steps at the contexts just measured (their
