@@ -166,14 +166,18 @@ export async function greedyChat(info: Info) {
   return post(info, '/v1/chat/completions', CHAT_BODY);
 }
 
-/** Asks until the model answers; records every 503 message seen meanwhile. */
+/**
+ * Asks until the model answers, waiting what Retry-After says between tries as the openai
+ * SDK does (polling faster ran into the key's rate limit on a slow load); records every 503
+ * message seen meanwhile.
+ */
 export async function chatWhileLoading(info: Info) {
   const notReady: { message: string; retryAfter: string | undefined }[] = [];
   for (let i = 0; i < 600; i++) {
     const r = await post(info, '/v1/chat/completions', CHAT_BODY);
-    if (r.status !== 503) return { notReady, final: r };
-    notReady.push({ message: r.body.error.message, retryAfter: r.headers['retry-after'] });
-    await new Promise((res) => setTimeout(res, 250));
+    if (r.status !== 503 && r.status !== 429) return { notReady, final: r };
+    if (r.status === 503) notReady.push({ message: r.body.error.message, retryAfter: r.headers['retry-after'] });
+    await new Promise((res) => setTimeout(res, (Number(r.headers['retry-after']) || 1) * 1000));
   }
   throw new Error('the model never became ready');
 }
