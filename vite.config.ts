@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     root: REPO_ROOT,
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -1,22 +1,12 @@
 // The fixture model builder: writeFixtures() and where the fixtures live.
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fixturesDir } from '../src/paths.js';
 import { EXPORT_FIXTURES } from './exports/fixtures.js';
 import { FIXTURE_BUILDERS, writeFixtureFolder } from './fixtures.js';
 
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new Error('models: no package.json above ' + fileURLToPath(import.meta.url));
-    dir = up;
-  }
-}
-
-/** Absolute path of models/fixtures (from source via tsx or from compiled dist/models). */
-export const FIXTURES_DIR = resolve(repoRoot(), 'models', 'fixtures');
+/** Where the fixtures are written: models/fixtures in a checkout, the cache folder once installed. */
+export const FIXTURES_DIR = fixturesDir();
 
 export type Preset = 'default' | 'bench' | 'exports';
 

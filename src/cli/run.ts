@@ -3,7 +3,7 @@
 import { describeFsError } from '../front/node/system-errors.js';
 import { CliError, UsageError, redactSecrets } from './errors.js';
 import { processIo, type Io } from './io.js';
-import { packageVersion } from './package-root.js';
+import { packageVersion } from '../paths.js';
 import { INCIDENT_HELP, incidentCommand } from './commands/incident.js';
 import { KEYS_HELP, keysCommand } from './commands/keys.js';
 import { MODELS_HELP, modelsCommand } from './commands/models.js';

@@ -8,6 +8,7 @@ import { ApiError, modelNotFound } from '../api/errors.js';
 import type { CatalogEntry, Device, EngineApi, ModelState } from '../engine/protocol.js';
 import type { AddModelRequest, ModelAdmin } from '../types.js';
 import { classifySource, entryFromFolder, entryFromHub } from './checkpoints.js';
+import { hubCacheDir } from '../paths.js';
 import { upstreamEntry } from '../upstream/entry.js';
 import {
   applyOverlay,
@@ -31,7 +32,6 @@ export interface ModelOpsOptions {
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
-export const hubCacheDir = (dataDir: string) => join(dataDir, 'hub');
 
 function badCheckpoint(e: unknown): never {
   if (e instanceof Error && e.name === 'CheckpointError') {
@@ -94,7 +94,7 @@ export class ModelOps implements ModelAdmin {
       const entry =
         src.kind === 'folder'
           ? await entryFromFolder(req, src.folder, this.opts.device).catch(badCheckpoint)
-          : await entryFromHub(req, src.repo, hubCacheDir(this.opts.dataDir)).catch(badCheckpoint);
+          : await entryFromHub(req, src.repo, hubCacheDir()).catch(badCheckpoint);
       return this.#addEntry(entry);
     });
   }

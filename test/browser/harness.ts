@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createServer, type Plugin, type ViteDevServer } from 'vite';
 import { afterAll, beforeAll } from 'vitest';
-import { demoConfig, REPO_ROOT, type DemoOptions } from '../../demo/config.js';
+import { demoConfig, REPO_ROOT } from '../../demo/config.js';
 
 const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 export const CHROMIUM = process.env.HEARTH_CHROMIUM ?? CANDIDATES.find((p) => existsSync(p));
@@ -85,14 +85,33 @@ export const mirrorHits: string[] = [];
  * optimizes them up front; found mid-run, it re-optimizes and the page's earlier dependency
  * URLs (the engine's grammar module among them) stop resolving.
  */
+export interface DemoOptions {
+  /** Return false to answer a request with 503 instead (a network that refuses). */
+  gate?: (url: string) => boolean;
+}
+
+/** Refuses what `gate` refuses, before any other middleware sees the request. */
+function gatePlugin(gate: (url: string) => boolean): Plugin {
+  return {
+    name: 'test-gate',
+    configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        if (gate(req.url ?? '/')) return next();
+        res.statusCode = 503;
+        res.end('refused by the test gate');
+      });
+    },
+  };
+}
+
 export async function startDemo(opts: DemoOptions = {}, pageDeps: string[] = []): Promise<DemoServer> {
   const port = await freePort();
-  const config = demoConfig(opts);
+  const config = demoConfig();
   // Its own dependency cache: test files run in parallel, and two optimizers sharing one folder race.
   const cacheDir = mkdtempSync(join(tmpdir(), 'hearth-vite-'));
   const server: ViteDevServer = await createServer({
     ...config,
-    plugins: [...(config.plugins ?? []), hubMirror()],
+    plugins: [...(opts.gate ? [gatePlugin(opts.gate)] : []), ...(config.plugins ?? []), hubMirror()],
     optimizeDeps: { ...config.optimizeDeps, include: [...(config.optimizeDeps?.include ?? []), ...pageDeps] },
     cacheDir,
     configFile: false,

@@ -6,7 +6,7 @@ import { createRouter } from '../../src/api/router.js';
 import { nodeBackend } from '../../src/backends/node.js';
 import { createEngine } from '../../src/engine/engine.js';
 import { loadCatalog } from '../../src/front/node/catalog.js';
-import { defaultCatalogFile } from '../../src/front/node/paths.js';
+import { defaultCatalogFile } from '../../src/paths.js';
 import { createRuntime, modelsSettled } from '../../src/runtime.js';
 
 export async function nodeReference() {

@@ -9,7 +9,7 @@ export function useHearthMsw(baseURL: string): void {
   beforeAll(async () => {
     handlers = await hearthHandlers({ baseURL });
     server = setupServer(...handlers);
-    server.listen({ onUnhandledRequest: 'error' });
+    server.listen({ onUnhandledFrame: 'error' });
   }, 120_000);
   afterAll(async () => {
     server?.close();

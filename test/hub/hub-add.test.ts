@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtures } from '../helpers/fixtures.js';
 import { createKey, startServer, waitReady } from '../helpers/server.js';
+import { hubCacheDir } from '../../src/paths.js';
 import { startMirror, type Mirror } from './mirror.js';
 
 const run = promisify(execFile);
@@ -44,7 +45,7 @@ describe('hub models', () => {
     );
     expect(r.stderr).toMatch(/downloaded onnx\/model\.onnx: 5\.8 MB in [\d.]+ s \([\d.]+ [kM]B\/s\)/);
     expect(r.stdout).toContain('Added svc/hub-chat (chat');
-    expect(await readdir(join(dataDir, 'hub', 'test-org', 'tiny-chat', 'onnx'))).toEqual(['model.onnx']);
+    expect(await readdir(join(hubCacheDir(), 'test-org', 'tiny-chat', 'onnx'))).toEqual(['model.onnx']);
     const saved = JSON.parse(await readFile(join(dataDir, 'catalog.json'), 'utf8'));
     expect(saved.models).toContainEqual(expect.objectContaining({ id: 'svc/hub-chat', source: 'test-org/tiny-chat', task: 'chat' }));
 
@@ -100,7 +101,7 @@ describe('hub models', () => {
         .map((l) => JSON.parse(l) as { msg?: string; model?: string; reason?: string; level?: string })
         .find((l) => l.msg === 'model failed' && l.model === 'svc/hub-embed');
       expect(failedLine).toMatchObject({ level: 'error', reason: expect.stringMatching(/cut at/) });
-      const folder = join(dataDir, 'hub', 'test-org', 'tiny-embed', 'onnx');
+      const folder = join(hubCacheDir(), 'test-org', 'tiny-embed', 'onnx');
       expect(await readdir(folder)).toEqual(['model.onnx.partial']);
 
       const from = mirror.log.length;

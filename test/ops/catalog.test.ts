@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { isHubId, parseCatalog } from '../../src/engine/catalog.js';
 import { onnxFileFor } from '../../src/engine/models/files.js';
 import { loadCatalog } from '../../src/front/node/catalog.js';
-import { defaultCatalogFile } from '../../src/front/node/paths.js';
+import { defaultCatalogFile } from '../../src/paths.js';
 import { fixtures } from '../helpers/fixtures.js';
 
 const file = defaultCatalogFile();

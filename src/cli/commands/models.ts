@@ -9,7 +9,6 @@ import { CheckpointError, validateCheckpoint } from '../../engine/models/files.j
 import type { CatalogEntry, DownloadProgress, ModelState, ModelTask } from '../../engine/protocol.js';
 import { explainErrno } from '../../front/node/system-errors.js';
 import { classifySource, checkId, entryFromFolder, entryFromHub, nodeFiles } from '../../ops/checkpoints.js';
-import { hubCacheDir } from '../../ops/model-ops.js';
 import { reportRows, verifyCheckpoint } from '../../ops/verify.js';
 import { applyOverlay, readOverlay, recordAdd, recordRedeploy, recordRemove, updateOverlay } from '../../ops/served-catalog.js';
 import type { AddModelRequest } from '../../types.js';
@@ -17,7 +16,7 @@ import { upstreamEntry } from '../../upstream/entry.js';
 import type { UpstreamSpec } from '../../upstream/types.js';
 import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
-import { packageRoot } from '../package-root.js';
+import { defaultCatalogFile, hubCacheDir, resolveCatalogSource } from '../../paths.js';
 import { downloadBars } from '../progress.js';
 import { dataDirOf } from '../store.js';
 import { formatTable } from '../table.js';
@@ -222,7 +221,7 @@ async function add(args: string[], io: Io): Promise<number> {
       entry = await entryFromFolder(req, src.folder);
     } else {
       // Download it all now, with progress, so the server starts it from disk.
-      const cacheDir = hubCacheDir(dataDir);
+      const cacheDir = hubCacheDir();
       entry = await entryFromHub(req, src.repo, cacheDir);
       const dtype = entry.dtype?.cpu ?? 'fp32';
       const bars = downloadBars();
@@ -313,7 +312,7 @@ async function redeploy(args: string[], io: Io): Promise<number> {
 
 /** The catalog file of --catalog (default: the package's), and how errors name it. */
 function catalogOf(values: { catalog?: string }): { file: string; label: string; given: boolean } {
-  const file = path.resolve(values.catalog ?? defaultCatalogPath());
+  const file = path.resolve(values.catalog ?? defaultCatalogFile());
   return values.catalog !== undefined ? { file, label: `--catalog ${values.catalog}`, given: true } : { file, label: `the catalog ${file}`, given: false };
 }
 
@@ -321,11 +320,7 @@ function catalogOf(values: { catalog?: string }): { file: string; label: string;
  * none when the package's own catalog is missing. */
 function readCatalogEntries(c: { file: string; label: string; given: boolean }): CatalogEntry[] {
   if (!c.given && !fs.existsSync(c.file)) return [];
-  return readCatalog(c.file, c.label).map((e) => ({ ...e, source: isHubId(e.source) ? e.source : path.resolve(path.dirname(c.file), e.source) }));
-}
-
-export function defaultCatalogPath(): string {
-  return path.join(packageRoot(), 'models', 'catalog.json');
+  return readCatalog(c.file, c.label).map((e) => ({ ...e, source: isHubId(e.source) ? e.source : resolveCatalogSource(c.file, e.source) }));
 }
 
 /** Reads a catalog: an array of entries, or an object with a `models` array; each entry
@@ -376,18 +371,17 @@ async function list(args: string[], io: Io): Promise<number> {
   }
   const catalog = catalogOf(values);
   const { file } = catalog;
-  const base = path.dirname(file);
   // With --data-dir: the served catalog (the package's plus what was added or removed there).
   const entries: CatalogEntry[] =
     values['data-dir'] !== undefined
       ? applyOverlay(readCatalogEntries(catalog), await readOverlay(dataDirOf(values)))
       : readCatalog(file, catalog.label);
-  const cache = values['data-dir'] !== undefined ? hubCacheDir(dataDirOf(values)) : undefined;
+  const cache = values['data-dir'] !== undefined ? hubCacheDir() : undefined;
   const rows = entries.map((e) => {
     const source = typeof e.source === 'string' ? e.source : '';
     const local =
       source !== '' &&
-      (isHubId(source) ? cache !== undefined && fs.existsSync(path.join(cache, source, 'config.json')) : fs.existsSync(path.resolve(base, source)));
+      (isHubId(source) ? cache !== undefined && fs.existsSync(path.join(cache, source, 'config.json')) : fs.existsSync(resolveCatalogSource(file, source)));
     return { id: e.id, task: e.task, class: e.class, context_length: e.context_length, source, local };
   });
   if (values.json) {
@@ -426,7 +420,7 @@ async function verify(args: string[], io: Io): Promise<number> {
   else {
     const bars = downloadBars();
     try {
-      folder = await downloadModel({ cacheDir: hubCacheDir(dataDirOf(values)) }, { repo: src.repo, task: 'chat', dtype: values.dtype, onProgress: (p) => bars.update(p) });
+      folder = await downloadModel({ cacheDir: hubCacheDir() }, { repo: src.repo, task: 'chat', dtype: values.dtype, onProgress: (p) => bars.update(p) });
     } finally {
       bars.stop();
     }

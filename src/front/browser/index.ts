@@ -184,11 +184,14 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
 
   const handlers = handlersFor(runtime, baseURL);
   const msw = setupWorker(...handlers);
-  await msw.start({
+  // msw 2 reads onUnhandledRequest, msw 3 onUnhandledFrame: the app's msw ignores the other.
+  const start = {
     serviceWorker: { url: options.serviceWorkerURL ?? '/mockServiceWorker.js' },
     onUnhandledRequest: 'bypass',
+    onUnhandledFrame: 'bypass',
     quiet: true,
-  });
+  };
+  await msw.start(start as Parameters<typeof msw.start>[0]);
   const restoreFetch = answerPageFetch(handlers);
   if (options.waitForModels !== false) await ready;
 

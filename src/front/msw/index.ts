@@ -6,7 +6,7 @@ import { startNodeEngine } from '../../engine/client/node.js';
 import type { Device } from '../../engine/protocol.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
 import { loadCatalog } from '../node/catalog.js';
-import { defaultCatalogFile } from '../node/paths.js';
+import { defaultCatalogFile } from '../../paths.js';
 import { handlersFor } from './handlers.js';
 
 export interface HearthHandlersOptions {

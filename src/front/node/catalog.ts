@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
 import { isHubId, parseCatalog } from '../../engine/catalog.js';
 import { CatalogError } from '../../engine/catalog-errors.js';
 import type { CatalogEntry } from '../../engine/protocol.js';
+import { resolveCatalogSource } from '../../paths.js';
 import { explainErrno } from './system-errors.js';
 
 /**
@@ -22,7 +22,7 @@ export async function loadCatalog(file: string, only?: string[], label = `the ca
   }
   let all: CatalogEntry[];
   try {
-    all = parseCatalog(text, (s) => resolve(dirname(file), s));
+    all = parseCatalog(text, (s) => resolveCatalogSource(file, s));
   } catch (err) {
     throw err instanceof CatalogError ? new Error(`${label}: ${err.problems}`) : err;
   }

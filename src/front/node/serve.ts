@@ -11,10 +11,10 @@ import type { Runtime } from '../../types.js';
 import { readIncidents } from '../../ops/incidents.js';
 import { createLogger, observers, requestLogger } from '../../ops/logger.js';
 import { createMetrics } from '../../ops/metrics.js';
-import { hubCacheDir, logModelStates, ModelOps } from '../../ops/model-ops.js';
+import { logModelStates, ModelOps } from '../../ops/model-ops.js';
 import { loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
-import { defaultCatalogFile } from './paths.js';
+import { defaultCatalogFile, hubCacheDir } from '../../paths.js';
 import { answerClientErrors } from './client-errors.js';
 import { prepareDataDir } from './data-dir.js';
 import { checkListen, listenError } from './listen.js';
@@ -65,7 +65,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   // Upstream models live beside the local engine; their requests go out over undici's keep-alive pools.
   const upstreamHttp = undiciTransport();
   const upstreams = new Upstreams({ transport: upstreamHttp.transport, observer: metrics.upstream });
-  const local = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir(dataDir) });
+  const local = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir() });
   const engine = withUpstreams(local, upstreams);
   metrics.setEngine(engine);
   metrics.setUpstreams(upstreams);

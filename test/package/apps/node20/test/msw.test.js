@@ -1,0 +1,52 @@
+// An application's own test suite on Node 20: openai 6 against hearth/msw's handlers in
+// msw 2's setupServer, with no network.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { hearthHandlers } from 'hearth/msw';
+import { setupServer } from 'msw/node';
+import OpenAI from 'openai';
+
+const baseURL = 'https://api.example.test/v1';
+const apiKey = `svc_live_${'a1B2'.repeat(8)}`;
+const messages = [{ role: 'user', content: 'Hello!' }];
+const seen = {};
+
+let handlers;
+let server;
+before(async () => {
+  handlers = await hearthHandlers({ baseURL });
+  server = setupServer(...handlers);
+  server.listen({ onUnhandledRequest: 'error' });
+});
+after(async () => {
+  server.close();
+  await handlers.close();
+  if (process.env.APP_RESULTS) writeFileSync(process.env.APP_RESULTS, JSON.stringify(seen));
+});
+
+test('the openai SDK gets a chat completion from the tiny model', async () => {
+  const client = new OpenAI({ baseURL, apiKey });
+  const r = await client.chat.completions.create({ model: 'svc/tiny-chat', messages, temperature: 0, max_tokens: 16 });
+  assert.equal(r.object, 'chat.completion');
+  seen.chat = r.choices[0].message.content;
+});
+
+test('a stream arrives in chunks', async () => {
+  const client = new OpenAI({ baseURL, apiKey });
+  const stream = await client.chat.completions.create({ model: 'svc/tiny-chat', messages, temperature: 0, max_tokens: 16, stream: true });
+  let text = '';
+  let chunks = 0;
+  for await (const chunk of stream) {
+    chunks++;
+    text += chunk.choices[0]?.delta?.content ?? '';
+  }
+  assert.ok(chunks > 3);
+  seen.stream = text;
+});
+
+test('embeddings have 1536 dimensions', async () => {
+  const client = new OpenAI({ baseURL, apiKey });
+  const r = await client.embeddings.create({ model: 'svc/tiny-embed', input: 'a' });
+  assert.equal(r.data[0].embedding.length, 1536);
+});
