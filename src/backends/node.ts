@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from '../engine/errors.js';
 import { setXGrammarLoader } from '../engine/structured/index.js';
+import { feedHalvesAsUint16 } from './node-float16.js';
 import { loadXGrammarInNode } from './node-xgrammar.js';
 import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
@@ -31,9 +32,9 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
         extra: { session: { intra_op: { allow_spinning: '0' } } },
       };
       try {
-        return typeof model === 'string'
-          ? await ort.InferenceSession.create(model, options)
-          : await ort.InferenceSession.create(model, options);
+        return feedHalvesAsUint16(
+          typeof model === 'string' ? await ort.InferenceSession.create(model, options) : await ort.InferenceSession.create(model, options),
+        );
       } catch (e) {
         if (device === 'cuda') throw cudaMissing(e);
         throw e;

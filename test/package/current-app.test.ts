@@ -58,7 +58,14 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
     expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(dir, 'node_modules/hearth/package.json'), 'utf8')).version);
   });
 
-  it.each(['bundler', 'nodenext'])('type-checks code that uses every export with moduleResolution %s', async (resolution, ctx) => {
+  it("has one msw in the tree, the app's own 3.x, which Hearth's handlers are made with", async (ctx) => {
+    installed(ctx);
+    const r = await run('npm', ['ls', 'msw', '--all', '--parseable'], { cwd: dir, env });
+    expect(r.stdout.trim().split('\n')).toEqual([join(dir, 'node_modules/msw')]);
+    expect(JSON.parse(readFileSync(join(dir, 'node_modules/msw/package.json'), 'utf8')).version).toMatch(/^3\./);
+  });
+
+  it.for(['bundler', 'nodenext'])('type-checks code that uses every export with moduleResolution %s', async (resolution, ctx) => {
     installed(ctx);
     const r = await run(node!, ['node_modules/typescript/bin/tsc', '-p', `tsconfig.${resolution}.json`], { cwd: dir, env });
     expect(r.stdout + r.stderr).toBe('');

@@ -2,9 +2,9 @@
 import { startHearth } from 'hearth/browser';
 import OpenAI from 'openai';
 
-async function main() {
-  const params = new URLSearchParams(location.search);
-  const device = params.get('device') === 'webgpu' ? 'webgpu' : 'wasm';
+const out = document.getElementById('out')!;
+try {
+  const device = new URLSearchParams(location.search).get('device') === 'webgpu' ? 'webgpu' : 'wasm';
   const hearth = await startHearth({ device });
   const client = new OpenAI({ baseURL: hearth.baseURL, apiKey: hearth.apiKey, dangerouslyAllowBrowser: true });
   const chat = await client.chat.completions.create({
@@ -14,17 +14,9 @@ async function main() {
     max_tokens: 16,
   });
   const embeddings = await client.embeddings.create({ model: 'svc/tiny-embed', input: 'a' });
-  return { device: hearth.device, models: hearth.models, chat: chat.choices[0]!.message.content, dimensions: embeddings.data[0]!.embedding.length };
+  out.textContent = JSON.stringify({ device: hearth.device, models: hearth.models, chat: chat.choices[0]!.message.content, dimensions: embeddings.data[0]!.embedding.length });
+  out.dataset.state = 'done';
+} catch (err) {
+  out.textContent = String(err instanceof Error ? (err.stack ?? err.message) : err);
+  out.dataset.state = 'failed';
 }
-
-const out = document.getElementById('out')!;
-main().then(
-  (result) => {
-    out.textContent = JSON.stringify(result);
-    out.dataset.state = 'done';
-  },
-  (err: unknown) => {
-    out.textContent = String(err instanceof Error ? err.stack ?? err.message : err);
-    out.dataset.state = 'failed';
-  },
-);
