@@ -5,10 +5,11 @@ import * as path from 'node:path';
 import { isHubId, parseCatalog, upstreamSchema } from '../../engine/catalog.js';
 import { CatalogError } from '../../engine/catalog-errors.js';
 import { downloadModel } from '../../engine/hub/node.js';
-import { CheckpointError, validateCheckpoint } from '../../engine/models/files.js';
+import { CheckpointError } from '../../engine/models/files.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelTask } from '../../engine/protocol.js';
 import { explainErrno } from '../../front/node/system-errors.js';
-import { classifySource, checkId, entryFromFolder, entryFromHub, nodeFiles } from '../../ops/checkpoints.js';
+import { classifySource, checkId } from '../../ops/checkpoints.js';
+import { entryFromSource } from '../../ops/model-source.js';
 import { reportRows, verifyCheckpoint } from '../../ops/verify.js';
 import { applyOverlay, readOverlay, recordAdd, recordRedeploy, recordRemove, updateOverlay } from '../../ops/served-catalog.js';
 import type { AddModelRequest } from '../../types.js';
@@ -217,21 +218,14 @@ async function add(args: string[], io: Io): Promise<number> {
     let entry: CatalogEntry;
     if (!src) {
       entry = upstreamEntry({ ...req, upstream: req.upstream! });
-    } else if (src.kind === 'folder') {
-      entry = await entryFromFolder(req, src.folder);
     } else {
-      // Download it all now, with progress, so the server starts it from disk.
-      const cacheDir = hubCacheDir();
-      entry = await entryFromHub(req, src.repo, cacheDir);
-      const dtype = entry.dtype?.cpu ?? 'fp32';
-      const bars = downloadBars();
-      let folder: string;
+      // A hub repo is downloaded whole now, with progress, so the server starts it from disk.
+      const bars = src.kind === 'hub' ? downloadBars() : undefined;
       try {
-        folder = await downloadModel({ cacheDir }, { repo: src.repo, task: entry.task, dtype, onProgress: (p) => bars.update(p) });
+        entry = await entryFromSource(req, src, bars && ((p) => bars.update(p)));
       } finally {
-        bars.stop();
+        bars?.stop();
       }
-      await validateCheckpoint(nodeFiles, folder, { entry, device: 'cpu' });
     }
     await updateOverlay(dataDir, (o) => recordAdd(o, entry));
     io.out(`Added ${entry.id} (${entry.task}, ${entry.class}, context ${entry.context_length}) from ${entry.source}`);

@@ -4,6 +4,7 @@ import type { Device } from '../../engine/protocol.js';
 import type { ServeOptions } from '../../front/node/options.js';
 import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.js';
 import { UsageError } from '../errors.js';
+import { downloadBars, type ProgressView } from '../progress.js';
 import type { Io } from '../io.js';
 
 export const SERVE_HELP = `Usage: hearth serve [options]
@@ -14,7 +15,8 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --port P               port (default 8080; 0 takes a free port)
   --data-dir D           where keys, usage and the served catalog live (default ./.hearth)
   --catalog FILE         catalog JSON (default models/catalog.json of the package)
-  --models id,id         serve only these model ids
+  --models id,id         serve only these: catalog ids, checkpoint folders or hub repo ids
+                         (org/name, downloaded first), a folder or repo as svc/<its name>
   --device D             cpu (default), cuda or webgpu
   --rate-limit N         requests per minute per key (default 60)
   --sandbox-cap-usd N    monthly spend cap of sandbox accounts in USD (default 5)
@@ -105,7 +107,10 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
   if (!options) return 0;
   // Loaded lazily: the other commands must not pay for (or depend on) the server and engine.
   const { serve } = await import('../../front/node/serve.js');
-  const server = await serve(options).catch((err: Error) => {
+  // Hub repos named by --models download before the server starts: a bar per file.
+  let bars: ProgressView | undefined;
+  options.onDownload = (p) => (bars ??= downloadBars()).update(p);
+  const server = await serve(options).finally(() => bars?.stop()).catch((err: Error) => {
     // Under `npm start` the flag goes after "--", which the message cannot know.
     if (process.env.npm_lifecycle_event === 'start' && /--port 0/.test(err.message)) err.message += ' (with npm start: npm start -- --port 0)';
     throw err;

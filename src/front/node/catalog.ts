@@ -33,3 +33,12 @@ export async function loadCatalog(file: string, only?: string[], label = `the ca
   }
   return all.filter((e) => only.includes(e.id));
 }
+
+/** Every id a catalog file lists, whether or not its model is at hand. */
+export async function catalogIds(file: string, label = `the catalog ${file}`): Promise<string[]> {
+  const text = await readFile(file, 'utf8').catch((err) => {
+    throw new Error(`${label} cannot be read: ${explainErrno(err)}`);
+  });
+  return parseCatalog(text, (s) => s).map((e) => e.id);
+}
+

@@ -1,4 +1,4 @@
-import type { Device } from '../../engine/protocol.js';
+import type { Device, DownloadProgress } from '../../engine/protocol.js';
 
 /** Options of `hearth serve` and of `serve()` from `hearth/node`. */
 export interface ServeOptions {
@@ -8,8 +8,11 @@ export interface ServeOptions {
   dataDir?: string;
   /** A catalog JSON file (default models/catalog.json of the package). */
   catalog?: string;
-  /** Serve only these model ids. */
+  /** Serve only these: catalog ids, local checkpoint folders or hub repo ids (`org/name`); a folder
+   * or repo is served as `svc/<its name>` and remembered in the data dir's served catalog. */
   models?: string[];
+  /** Download progress of hub repos named in `models` (the CLI draws bars). */
+  onDownload?: (p: DownloadProgress) => void;
   device?: Device; // default cpu
   /** Requests per minute per key (default 60). */
   rateLimit?: number;

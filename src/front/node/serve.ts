@@ -12,7 +12,11 @@ import { readIncidents } from '../../ops/incidents.js';
 import { createLogger, observers, requestLogger } from '../../ops/logger.js';
 import { createMetrics } from '../../ops/metrics.js';
 import { logModelStates, ModelOps } from '../../ops/model-ops.js';
-import { loadCatalog } from './catalog.js';
+import { entryFromSource, sourceId, sourceOf } from '../../ops/model-source.js';
+import { recordAdd, updateOverlay } from '../../ops/served-catalog.js';
+import type { Source } from '../../ops/checkpoints.js';
+import type { DownloadProgress } from '../../engine/protocol.js';
+import { catalogIds, loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
 import { defaultCatalogFile, hubCacheDir } from '../../paths.js';
 import { answerClientErrors } from './client-errors.js';
@@ -46,9 +50,17 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     const written = await writeFixtures({ ifMissing: true });
     if (written.length) log(`Wrote fixture models: ${written.join(', ')}`);
   }
-  const catalog = opts.catalog
-    ? await loadCatalog(opts.catalog, opts.models, `--catalog ${opts.catalog}`)
-    : await loadCatalog(defaultCatalogFile(), opts.models);
+  // --models takes catalog ids and, as `vllm serve org/name` does, folders and hub repo ids.
+  const sources = (opts.models ?? []).flatMap((item) => {
+    const src = sourceOf(item);
+    return src ? [{ item, src }] : [];
+  });
+  const ids = opts.models?.filter((item) => !sources.some((s) => s.item === item));
+  const catalogFile = opts.catalog ?? defaultCatalogFile();
+  const catalogLabel = opts.catalog ? `--catalog ${opts.catalog}` : undefined;
+  const catalog = ids && !ids.length ? [] : await loadCatalog(catalogFile, ids, catalogLabel);
+
+  await addSources(sources, { dataDir, catalogFile, catalogLabel, onDownload: opts.onDownload });
 
   const access = createAccess({
     store: await openStore(opts.store, dataDir),
@@ -148,3 +160,23 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
       })()),
   };
 }
+
+/** Folders and hub repos named by --models join the served catalog in the data dir (a hub repo
+ * downloaded first), so that they are served now and on the next start. */
+async function addSources(
+  sources: { item: string; src: Source }[],
+  opts: { dataDir: string; catalogFile: string; catalogLabel?: string; onDownload?: (p: DownloadProgress) => void },
+): Promise<void> {
+  const taken = sources.length ? await catalogIds(opts.catalogFile, opts.catalogLabel) : [];
+  for (const { item, src } of sources) {
+    const id = sourceId(src);
+    if (taken.includes(id)) {
+      throw new Error(`--models ${item}: ${id} is already a model of ${opts.catalogLabel ?? 'the catalog'}; add it under another id with \`hearth models add --id svc/NAME --from ${item}\``);
+    }
+    const entry = await entryFromSource({ id, from: item }, src, opts.onDownload).catch((err: Error) => {
+      throw new Error(`--models ${item}: ${err.message}`);
+    });
+    await updateOverlay(opts.dataDir, (o) => recordAdd(o, entry));
+  }
+}
+
