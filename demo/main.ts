@@ -7,10 +7,8 @@ import { browserSized, megabytes, offers, rememberedModel, rememberModel } from 
 
 declare global {
   interface Window {
-    /** Resolves once the in-page runtime is ready (DESIGN.md: the demo's contract). */
-    hearth: Promise<{ baseURL: string; apiKey: string; device: 'webgpu' | 'wasm'; engine: 'shared' | 'dedicated'; models: string[] }>;
-    /** The full handle, for tests. */
-    __hearth?: Hearth;
+    /** The very object startHearth resolves to, once the in-page runtime is ready (DESIGN.md: the demo's contract). */
+    hearth: Promise<Hearth>;
     /** Every load-progress event so far (tests read it). */
     __hearthProgress: LoadProgress[];
   }
@@ -73,10 +71,7 @@ const started = catalog().then((list) => startHearth({
   engine: params.get('engine') === 'dedicated' ? 'dedicated' : 'auto',
   onProgress: showProgress,
 }));
-window.hearth = started.then((h) => {
-  window.__hearth = h;
-  return { baseURL: h.baseURL, apiKey: h.apiKey, device: h.device, engine: h.engine, models: h.models };
-});
+window.hearth = started;
 
 started.then(
   (h) => void ui(h),

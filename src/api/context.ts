@@ -5,7 +5,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { AccessError, type Principal, type RateDecision } from '../access/types.js';
 import type { ModelState, ModelTask } from '../engine/protocol.js';
 import type { Runtime } from '../types.js';
-import { ApiError, errorToResponse, invalidRequest, modelNotFound, modelNotReady } from './errors.js';
+import { ApiError, errorToResponse, invalidRequest, modelFailed, modelNotFound, modelNotReady } from './errors.js';
 import { readJsonObject } from './body.js';
 
 export interface ApiEnv {
@@ -117,7 +117,7 @@ export async function resolveModel(runtime: Runtime, id: string, use: TaskUse, p
   if (!SERVES[use].includes(m.task)) {
     throw invalidRequest(`The model \`${id}\` is a ${m.task} model and does not serve ${WHAT[use]}.`, param);
   }
-  if (m.status === 'failed') throw modelNotReady(id, 30, 'failed to load (see /status)');
+  if (m.status === 'failed') throw modelFailed(id, m.detail);
   if (m.status !== 'ready') throw modelNotReady(id, 1, m.detail ? `is ${m.status} (${m.detail})` : undefined);
   return m;
 }

@@ -56,6 +56,10 @@ export const modelNotReady = (id: string, retryAfter = 1, why = 'is starting or 
     'retry-after': String(retryAfter),
   });
 
+/** A model that failed to load: the reason is in the message (a redeploy, or the engine's restart, may load it again). */
+export const modelFailed = (id: string, reason = 'no reason was recorded') =>
+  new ApiError(503, 'unavailable_error', 'model_not_ready', `The model \`${id}\` failed to load: ${reason}`, null, { 'retry-after': '30' });
+
 export const tooLarge = (max: number) =>
   new ApiError(413, 'invalid_request_error', 'request_too_large', `The request body is larger than the limit of ${max} bytes.`);
 

@@ -100,7 +100,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
     /** A folder exists when its config.json does. (Folder names may hold dots: Qwen2.5-0.5B-Instruct.) */
     async exists(path) {
       const last = path.replace(/\/+$/, '').split('/').pop() ?? '';
-      const probe = /\.(json|onnx|onnx_data|data|txt|model|bin)$/.test(last) ? path : `${path.replace(/\/+$/, '')}/config.json`;
+      const probe = /\.(json|jinja|onnx|onnx_data|data|txt|model|bin)$/.test(last) ? path : `${path.replace(/\/+$/, '')}/config.json`;
       return modelFileExists(probe);
     },
   };

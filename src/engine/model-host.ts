@@ -218,7 +218,7 @@ export class ModelHost {
       throw new Error(`${entry.id}: model folder ${folder} does not exist (run \`npm run models\` for the fixtures)`);
     }
     const info = await validateCheckpoint(this.backend, folder, { entry, device: this.backend.device });
-    const codec = await TextCodec.load(folder, { localOnly: true });
+    const codec = await TextCodec.load(folder, { localOnly: true, files: this.backend });
     await this.#checkFit(folder, entry);
     if (entry.task === 'embedding') {
       const encoder = isDecoderType(info.model_type)

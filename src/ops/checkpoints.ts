@@ -6,6 +6,7 @@ import { access, readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { downloadFile, fileUrl, configureHub, repoFolder } from '../engine/hub/node.js';
 import {
+  CHAT_TEMPLATE_FILE,
   CheckpointError,
   DECODER_TYPES,
   ENCODER_TYPES,
@@ -70,8 +71,20 @@ export async function entryFromFolder(req: AddModelRequest, folder: string, devi
   return entry;
 }
 
+/** Whether the repo keeps its chat template in chat_template.jinja (fetched into the hub cache when it does). */
+async function hubHasChatTemplateFile(repo: string, folder: string): Promise<boolean> {
+  const dest = join(folder, CHAT_TEMPLATE_FILE);
+  if (existsSync(dest)) return true;
+  try {
+    return await downloadFile(fileUrl(repo, CHAT_TEMPLATE_FILE), dest, { optional: true });
+  } catch (e) {
+    throw new CheckpointError(repo, [`${CHAT_TEMPLATE_FILE}: ${(e as Error).message}`]);
+  }
+}
+
 /**
- * A catalog entry for a hub repo from its config.json and tokenizer_config.json alone
+ * A catalog entry for a hub repo from its config.json and tokenizer_config.json (and
+ * chat_template.jinja, where newer exports keep the template) alone
  * (fetched into the hub cache; the weights come later, while the model is starting).
  */
 export async function entryFromHub(req: AddModelRequest, repo: string, hubCacheDir: string): Promise<CatalogEntry> {
@@ -98,7 +111,7 @@ export async function entryFromHub(req: AddModelRequest, repo: string, hubCacheD
   let task: CatalogEntry['task'] = decoder ? 'completion' : 'embedding';
   if (decoder) {
     const tc = JSON.parse(await readFile(join(folder, 'tokenizer_config.json'), 'utf8')) as { chat_template?: unknown };
-    if (tc.chat_template) task = 'chat';
+    if (tc.chat_template || (await hubHasChatTemplateFile(repo, folder))) task = 'chat';
   }
   return {
     id: req.id,

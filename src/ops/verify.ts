@@ -62,7 +62,7 @@ export async function verifyCheckpoint(opts: VerifyOptions): Promise<VerifyRepor
   const dtype = dtypeFor(entry, device);
   const fit = await estimateFit(backend, opts.folder, entry);
   if (fit && backend.budget) checkFit(entry.id, fit, await backend.budget());
-  const codec = await TextCodec.load(opts.folder, { localOnly: true });
+  const codec = await TextCodec.load(opts.folder, { localOnly: true, files: backend });
   const lm = await CausalLM.load(backend, opts.folder, entry);
   const max = opts.maxTokens ?? 16;
   const prompts: PromptCheck[] = [];

@@ -4,7 +4,7 @@
 // tiny-chat fixture (its weights under the q8 dtype's file name); the catalog's other
 // tab-sized repos it does not have.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, freshBrowser, inPage, mirrorStandIns, openDemo, startDemo, type DemoServer } from './harness.js';
+import { CHROMIUM, freshBrowser, HEARTH_INFO, inPage, mirrorStandIns, openDemo, startDemo, type DemoServer } from './harness.js';
 
 const suite = CHROMIUM ? describe : describe.skip;
 
@@ -34,7 +34,7 @@ suite('the demo\'s hub model picker', () => {
     await page.selectOption('#hub-model', 'svc/qwen2.5-0.5b');
     await Promise.all([page.waitForEvent('load'), page.click('#hub-use')]);
     await page.waitForFunction('"hearth" in window');
-    const info = (await page.evaluate('window.hearth')) as Awaited<ReturnType<typeof openDemo>>['info'];
+    const info = (await page.evaluate(HEARTH_INFO)) as Awaited<ReturnType<typeof openDemo>>['info'];
     expect(info.models).toContain('svc/qwen2.5-0.5b');
     const reply = await inPage(page, 'post', info, '/v1/chat/completions', { model: 'svc/qwen2.5-0.5b', messages: [{ role: 'user', content: 'Hello!' }], temperature: 0 });
     expect(reply.status).toBe(200);

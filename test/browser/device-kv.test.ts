@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 async function stats(page: Page): Promise<ModelStats> {
-  const all = (await page.evaluate('window.__hearth.runtime.engine.stats()')) as { models: ModelStats[] };
+  const all = (await page.evaluate('window.hearth.then((h) => h.runtime.engine.stats())')) as { models: ModelStats[] };
   return all.models.find((m) => m.id === MODEL)!;
 }
 

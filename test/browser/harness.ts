@@ -60,7 +60,7 @@ function hubMirror(): Plugin {
         const standIn = mirrorStandIns.get(m[1]!);
         // A stand-in serves its fixture's fp32 weights under whatever dtype's name is asked.
         const path = standIn && /^onnx\/model_\w+\.onnx$/.test(m[2]!) ? 'onnx/model.onnx' : m[2]!;
-        const file = join(REPO_ROOT, 'models/fixtures', standIn ?? m[1]!, path);
+        const file = join(mirrorFolders.get(m[1]!) ?? join(REPO_ROOT, 'models/fixtures', standIn ?? m[1]!), path);
         mirrorHits.push(req.url!);
         if (!existsSync(file)) {
           res.statusCode = 404;
@@ -76,6 +76,9 @@ function hubMirror(): Plugin {
 
 /** Repo names the hub mirror answers with a fixture (repo name → fixture name). */
 export const mirrorStandIns = new Map<string, string>();
+
+/** Repo names the hub mirror answers from a folder a test wrote (repo name → absolute folder). */
+export const mirrorFolders = new Map<string, string>();
 
 /** Requests the hub mirror answered. */
 export const mirrorHits: string[] = [];
@@ -176,6 +179,10 @@ export interface HearthInfo {
   models: string[];
 }
 
+/** The plain fields of the object `window.hearth` resolves to (the rest are functions and the runtime, which stay in the page). */
+export const HEARTH_INFO =
+  'window.hearth.then((h) => ({ baseURL: h.baseURL, apiKey: h.apiKey, device: h.device, engine: h.engine, models: h.models }))';
+
 /** Opens the demo and waits for `window.hearth`. Page errors and console errors are collected. */
 export async function openDemo(
   context: BrowserContext,
@@ -195,14 +202,8 @@ export async function openDemo(
   await page.goto(url);
   page.on('response', async (r) => { if (process.env.HEARTH_BROWSER_LOG && r.status() >= 400) console.log('[response]', r.status(), r.url(), await r.text().catch(() => '?')); });
   await page.waitForFunction(() => 'hearth' in window, undefined, { timeout });
-  const info = await page.evaluate(() => window.hearth, undefined);
-  return { page, info: info as HearthInfo, errors };
-}
-
-declare global {
-  interface Window {
-    hearth: Promise<HearthInfo>;
-  }
+  const info = (await page.evaluate(HEARTH_INFO)) as HearthInfo;
+  return { page, info, errors };
 }
 
 const pageModule = (file: string) => `/@fs${join(REPO_ROOT, 'test/browser', file)}`;

@@ -83,7 +83,7 @@ for (const device of ['wasm', 'webgpu'] as const) {
         expect(JSON.parse(r.last.slice(6)).error.message).toMatch(/^The WebGPU device was lost \(destroyed/);
         for (const m of r.meanwhile) expect(m).toMatchObject({ status: 503 });
         expect(r.after.body.choices[0].message.content).toBe(before.body.choices[0].message.content);
-        expect(await page.evaluate('window.__hearth.device')).toBe('webgpu');
+        expect(await page.evaluate('window.hearth.then((h) => h.device)')).toBe('webgpu');
       }, 240_000);
     }
 

@@ -2,7 +2,7 @@
 // with the network refusing, an engine worker that dies mid-request and comes back,
 // and requests made while a model loads (503 with the progress).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, freshBrowser, inPage, mirrorHits, openDemo, startDemo, type DemoServer } from './harness.js';
+import { CHROMIUM, freshBrowser, HEARTH_INFO, inPage, mirrorHits, openDemo, startDemo, type DemoServer } from './harness.js';
 
 const suite = CHROMIUM ? describe : describe.skip;
 
@@ -50,7 +50,7 @@ suite('the in-tab runtime over its life', () => {
     try {
       await page.reload();
       await page.waitForFunction('"hearth" in window');
-      const again = (await page.evaluate('window.hearth')) as typeof info;
+      const again = (await page.evaluate(HEARTH_INFO)) as typeof info;
       const health = (await page.evaluate('fetch("/health").then((r) => r.json())')) as { models: Record<string, string> };
       expect(health.models).toEqual({ 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' });
       const second = await inPage(page, 'greedyChat', again);

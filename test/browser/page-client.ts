@@ -2,12 +2,15 @@
 // openai SDK and plain fetch against the page's own origin, which MSW's service
 // worker answers in the tab.
 import OpenAI from 'openai';
-import type { EngineApi } from '../../src/engine/protocol.js';
+import type { Hearth } from '../../src/front/browser/index.js';
 
 export interface Info {
   apiKey: string;
   baseURL: string;
 }
+
+/** The object startHearth resolved to: the demo's `window.hearth`. */
+const hearth = () => (window as unknown as { hearth: Promise<Hearth> }).hearth;
 
 const client = (info: Info, apiKey = info.apiKey) =>
   new OpenAI({ baseURL: `${location.origin}/v1`, apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
@@ -104,7 +107,7 @@ export async function generateStreamTiming(info: Info, tokens: number) {
  * (production, as the page sees it) and when each content chunk reached the SDK's reader.
  */
 export async function chatStreamTimings(info: Info, runs: number) {
-  const engine = (window as unknown as { __hearth: { runtime: { engine: EngineApi } } }).__hearth.runtime.engine;
+  const engine = (await hearth()).runtime.engine;
   const generate = engine.generate;
   let produced: number[] = [];
   engine.generate = (req, onToken) =>
@@ -148,14 +151,14 @@ const CHAT_BODY = { model: 'svc/tiny-chat', messages: CHAT, temperature: 0 };
 
 /** The engine worker dies while a long generation is in flight; then the next request. */
 export async function crashDuringRequest(info: Info) {
-  const hearth = (window as unknown as { __hearth: { __crashWorkerForTests(): Promise<void> } }).__hearth;
+  const handle = await hearth();
   const inflight = post(info, '/generate', {
     text: 'Once upon a time',
     sampling_params: { max_new_tokens: 1500, temperature: 0, ignore_eos: true },
   });
   await new Promise((r) => setTimeout(r, 500));
   const t0 = performance.now();
-  await hearth.__crashWorkerForTests();
+  await handle.__crashWorkerForTests();
   const failed = await inflight;
   const failedAfterMs = performance.now() - t0;
   const after = await post(info, '/v1/chat/completions', CHAT_BODY);
@@ -252,17 +255,15 @@ export async function structuredFlow(info: Info, schema: Record<string, unknown>
   };
 }
 
-type TestHooks = { __crashWorkerForTests(): Promise<void>; __loseDeviceForTests(): Promise<void> };
-const hooks = () => (window as unknown as { __hearth: TestHooks }).__hearth;
 
 /** The engine worker dies while a stream is being read: what the stream ends with. */
 export async function crashDuringStream(info: Info) {
-  return streamBrokenBy(info, () => hooks().__crashWorkerForTests());
+  return streamBrokenBy(info, async () => (await hearth()).__crashWorkerForTests());
 }
 
 /** The engine's WebGPU device is destroyed while a stream is read: how the stream ends, then asks until served. */
 export async function deviceLossDuringStream(info: Info) {
-  const stream = await streamBrokenBy(info, () => hooks().__loseDeviceForTests());
+  const stream = await streamBrokenBy(info, async () => (await hearth()).__loseDeviceForTests!());
   // Until the new device and model are up, a request may still meet the old worker.
   const meanwhile: unknown[] = [];
   for (let i = 0; i < 200; i++) {

@@ -26,7 +26,7 @@ interface Progress {
 
 const health = (page: Page) => page.evaluate('fetch("/health").then((r) => r.json())') as Promise<Record<string, any>>;
 const active = (page: Page) =>
-  page.evaluate('window.__hearth.runtime.engine.stats().then((s) => s.models.find((m) => m.id === "svc/tiny-chat").active)') as Promise<number>;
+  page.evaluate('window.hearth.then((h) => h.runtime.engine.stats()).then((s) => s.models.find((m) => m.id === "svc/tiny-chat").active)') as Promise<number>;
 
 suite('tabs sharing one engine', () => {
   const browser = freshBrowser();

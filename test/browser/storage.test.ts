@@ -1,9 +1,11 @@
-// Model files in the origin's storage: what storage() reports, removeModel() evicting
+// Model files in the origin's storage: what storage() reports (called on the object
+// `window.hearth` resolves to, as an app holds startHearth's), removeModel() evicting
 // one model's files, and a quota too small for a download (CDP's
 // Storage.overrideQuotaForOrigin, which Chromium enforces on writes but does not show
 // in navigator.storage.estimate(), so the write hits QuotaExceededError): the model
-// fails with the bytes needed and available, and none of its files are left. The check
-// before a download against estimate() is tested in test/backends/web-cache.test.ts.
+// fails with the bytes needed and available, which the page's GET /v1/models/{id}, a
+// request's 503 and the demo's status card all give, and none of its files are left.
+// The check before a download against estimate() is tested in test/backends/web-cache.test.ts.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, freshBrowser, inPage, openDemo, startDemo, type DemoServer, type HearthInfo } from './harness.js';
@@ -30,14 +32,14 @@ interface StorageReport {
 
 const ONNX_BYTES = { chat: 5_792_304, embed: 2_643_005 }; // models/fixtures/*/onnx/model.onnx
 
-const storage = (page: Page) => page.evaluate('window.__hearth.storage()') as Promise<StorageReport>;
+const storage = (page: Page) => page.evaluate('window.hearth.then((h) => h.storage())') as Promise<StorageReport>;
 const cachedURLs = (page: Page) =>
   page.evaluate('caches.open("hearth-models-v1").then((c) => c.keys()).then((ks) => ks.map((r) => r.url))') as Promise<string[]>;
-const modelState = (page: Page, id: string) =>
-  page.evaluate(`window.__hearth.runtime.engine.models().then((ms) => ms.find((m) => m.id === ${JSON.stringify(id)}))`) as Promise<{
-    status: string;
-    detail?: string;
-  }>;
+/** GET /v1/models/{id} in the page, as a client reads it. */
+const modelObject = (page: Page, info: HearthInfo, id: string) =>
+  page.evaluate(
+    `fetch(${JSON.stringify(`/v1/models/${id}`)}, { headers: { authorization: ${JSON.stringify(`Bearer ${info.apiKey}`)} } }).then((r) => r.json())`,
+  ) as Promise<{ status: string; status_detail?: string }>;
 
 suite('model storage', () => {
   const browser = freshBrowser();
@@ -57,7 +59,7 @@ suite('model storage', () => {
     expect(bytes['svc/tiny-chat']).toBeGreaterThan(ONNX_BYTES.chat);
     expect(bytes['svc/tiny-embed']).toBeGreaterThan(ONNX_BYTES.embed);
 
-    await page.evaluate('window.__hearth.removeModel("svc/tiny-embed")');
+    await page.evaluate('window.hearth.then((h) => h.removeModel("svc/tiny-embed"))');
     const after = await storage(page);
     expect(after.models).toEqual([
       { id: 'svc/tiny-chat', bytes: bytes['svc/tiny-chat'] },
@@ -84,14 +86,20 @@ suite('model storage', () => {
       await cdp?.send('Storage.overrideQuotaForOrigin', { origin: origin() });
     });
 
-    /** A tab that adds a hub model (from the test mirror) to the shared engine; its state once settled. */
-    async function addHubModel(repo: string, task: 'chat' | 'embedding') {
+    /** A tab that adds a hub embedding model (from the test mirror) to the shared engine: what its page says of it once settled. */
+    async function addHubEmbedder(repo: string) {
       const hub = `${server.url}mirror`;
-      const tab = await openDemo(browser.context, `${server.url}?device=wasm&hubModel=${repo}&hubTask=${task}&hub=${encodeURIComponent(hub)}`);
-      const state = await modelState(tab.page, `svc/hub-${repo.split('/').pop()}`);
+      const tab = await openDemo(browser.context, `${server.url}?device=wasm&hubModel=${repo}&hubTask=embedding&hub=${encodeURIComponent(hub)}`);
+      const id = `svc/hub-${repo.split('/').pop()}`;
+      const model = await modelObject(tab.page, tab.info, id);
+      const request = await inPage(tab.page, 'post', tab.info, '/v1/embeddings', { model: id, input: 'hello' });
+      // The demo's status card shows the reason under the model's id.
+      const card = await tab.page
+        .waitForFunction(`document.querySelector('#status tbody')?.textContent.includes(${JSON.stringify(model.status_detail ?? '?')})`, undefined, { timeout: 10_000 })
+        .then(() => true, () => false);
       const urls = await cachedURLs(tab.page);
       await tab.page.close();
-      return { state, leftover: urls.filter((u) => u.startsWith(hub)) };
+      return { model, request, card, leftover: urls.filter((u) => u.startsWith(hub)) };
     }
 
     function bytesIn(detail: string | undefined) {
@@ -100,11 +108,15 @@ suite('model storage', () => {
       return { needed: Number(m![1]), available: Number(m![2]) };
     }
 
-    it('a download that overflows the quota fails: status failed, the bytes needed and available in its detail, none of its files left', async () => {
-      const { state, leftover } = await addHubModel('org/tiny-embed', 'embedding');
-      expect(state.status).toBe('failed');
-      const { needed } = bytesIn(state.detail);
+    it('a download that overflows the quota fails: the bytes needed and available in status_detail, in the 503 and on the status card, none of its files left', async () => {
+      const { model, request, card, leftover } = await addHubEmbedder('org/tiny-embed');
+      expect(model.status).toBe('failed');
+      const { needed } = bytesIn(model.status_detail);
       expect(needed).toBe(ONNX_BYTES.embed);
+      expect(request.status).toBe(503);
+      expect(request.body.error).toMatchObject({ type: 'unavailable_error', code: 'model_not_ready' });
+      expect(request.body.error.message).toContain(model.status_detail);
+      expect(card).toBe(true);
       // The model's small files were stored before its weights overflowed: evicted with them.
       expect(leftover).toEqual([]);
     }, 240_000);

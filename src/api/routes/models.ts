@@ -14,6 +14,8 @@ export function modelObject(m: ModelState) {
     context_length: m.context_length,
     task: m.task,
     status: m.status,
+    // Why it failed, where a client (and the page, which has no /status) reads the model.
+    ...(m.status === 'failed' && m.detail ? { status_detail: m.detail } : {}),
   };
 }
 

@@ -16,7 +16,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AutoTokenizer, ModelRegistry, env } from '@huggingface/transformers';
-import { onnxFileFor } from '../models/files.js';
+import { CHAT_TEMPLATE_FILE, onnxFileFor } from '../models/files.js';
 import type { CatalogEntry, DownloadProgress } from '../protocol.js';
 import type { HubFetcher, HubPlan } from './types.js';
 
@@ -53,6 +53,13 @@ export function fileUrl(repo: string, file: string, revision = 'main'): string {
 
 export class DownloadError extends Error {
   override readonly name = 'DownloadError';
+  constructor(
+    message: string,
+    /** No answer came from the hub (refused, unresolved, timed out), as opposed to an answer refusing the file. */
+    readonly unreachable = false,
+  ) {
+    super(message);
+  }
 }
 
 export interface DownloadRequest {
@@ -89,13 +96,20 @@ export async function downloadModel(opts: HubOptions, req: DownloadRequest): Pro
   }
   // Embedders' pooling mode lives in sentence-transformers' module folder (decoder embedders: last token).
   const pooling = req.task === 'embedding' ? ['1_Pooling/config.json'] : [];
-  const optional = new Set(['generation_config.json', 'special_tokens_map.json', ...pooling]);
-  for (const file of new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling])) {
+  // transformers.js's file list leaves out chat_template.jinja, where newer exports keep the chat template.
+  const optional = new Set(['generation_config.json', 'special_tokens_map.json', CHAT_TEMPLATE_FILE, ...pooling]);
+  const wanted = [...new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling, CHAT_TEMPLATE_FILE])];
+  // A folder holding every file it needs was downloaded before: it starts with no hub reachable,
+  // an optional file it lacks staying absent. A fresh download fails instead, so it is retried whole.
+  const downloadedBefore = wanted.every((f) => optional.has(f) || existsSync(join(folder, f)));
+  for (const file of wanted) {
     const dest = join(folder, file);
     if (existsSync(dest)) continue;
     await downloadFile(fileUrl(req.repo, file, revision), dest, {
       optional: optional.has(file),
       onProgress: (loaded, total, done) => onProgress({ file, loaded, total, done }),
+    }).catch((e: unknown) => {
+      if (!(downloadedBefore && optional.has(file) && e instanceof DownloadError && e.unreachable)) throw e;
     });
   }
   return folder;
@@ -220,7 +234,7 @@ async function fetchInto(
   try {
     res = await fetch(url, { headers, redirect: 'follow' });
   } catch (e) {
-    throw new DownloadError(`${url}: ${(e as Error).message}${causeOf(e)}`);
+    throw new DownloadError(`${url}: ${(e as Error).message}${causeOf(e)}`, true);
   }
   if (res.status === 404 && opts.optional) return false;
   if (res.status === 416 && have > 0) {

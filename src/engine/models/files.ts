@@ -85,6 +85,19 @@ export async function createModelSession(backend: Backend, folder: string, entry
   return backend.createSession(joinPath(folder, file), data.map((d) => joinPath(folder, d)), deviceOutputs);
 }
 
+/** Where newer exports keep the chat template: recent transformers versions write it there instead of into tokenizer_config.json. */
+export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
+
+/**
+ * The template in the folder's chat_template.jinja, undefined when it has none. It wins over
+ * tokenizer_config.json's `chat_template`, as in transformers (the file clobbers the config's
+ * entry) and transformers.js (its processors pass the file's template over the tokenizer's).
+ */
+export async function chatTemplateFile(fs: FileReader, folder: string): Promise<string | undefined> {
+  const path = joinPath(folder, CHAT_TEMPLATE_FILE);
+  return (await fs.exists(path)) ? fs.readText(path) : undefined;
+}
+
 export async function readJson<T>(backend: FileReader, path: string): Promise<T | undefined> {
   if (!(await backend.exists(path))) return undefined;
   return JSON.parse(await backend.readText(path)) as T;
@@ -205,6 +218,7 @@ export async function validateCheckpoint(
     } catch {
       // tokenizer_config.json is there (checked above); an unreadable one fails at load with its reason
     }
+    if (await fs.exists(joinPath(folder, CHAT_TEMPLATE_FILE))) task = 'chat';
   }
   const c = config!;
   return {

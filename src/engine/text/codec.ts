@@ -1,5 +1,6 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { EngineError } from '../errors.js';
+import { chatTemplateFile, type FileReader } from '../models/files.js';
 import type { ChatMessage, ToolDefinition, ToolSyntax } from '../protocol.js';
 import { byteLevelTokenBytes } from './byte-level.js';
 import { templateTakesTools, withFallbackTools } from './tool-prompt.js';
@@ -41,9 +42,15 @@ export class TextCodec {
     return typeof template === 'string' ? template : JSON.stringify(template ?? '');
   }
 
-  /** `source` is a local folder (absolute path) or a hub repo id. */
-  static async load(source: string, opts: { localOnly: boolean }): Promise<TextCodec> {
+  /**
+   * `source` is a local folder (absolute path) or a hub repo id. `files` reads the folder:
+   * a chat_template.jinja there replaces tokenizer_config.json's template, which is all
+   * transformers.js's tokenizer loader reads.
+   */
+  static async load(source: string, opts: { localOnly: boolean; files?: FileReader }): Promise<TextCodec> {
     const tokenizer = await AutoTokenizer.from_pretrained(source, { local_files_only: opts.localOnly });
+    const template = opts.files ? await chatTemplateFile(opts.files, source) : undefined;
+    if (template !== undefined) (tokenizer as unknown as { chat_template: unknown }).chat_template = template;
     return new TextCodec(tokenizer);
   }
 
