@@ -220,6 +220,7 @@ function connection(): BrowserWorkerApi {
     },
     cancel: async (id) => engine?.cancel(id),
     embed: (req) => unlessDeviceLost(() => started().embed(req)),
+    countTokens: (req) => ops().countTokens(req),
     // A shared engine outlives any one page: the browser ends it when its last page goes.
     dispose: async () => (kind === 'dedicated' ? engine?.dispose() : leave()),
     // Model operations: createEngine's engine has them all.

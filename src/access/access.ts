@@ -110,6 +110,11 @@ export function createAccess(options: AccessOptions): HearthAccess {
   const now = options.now ?? (() => Date.now());
   const retries = new Retries();
   const holds = { store, now, leaseMs: options.holdLeaseMs ?? 120_000, retries };
+  // Holds whose process died settle to what their streams delivered: the store does it
+  // when opened (a restart), and this catches the holds of servers that never come back
+  // (another machine's, sharing redis) once their leases have run out.
+  const sweeper = setInterval(() => void store.settleOrphans(now()).catch(() => {}), holds.leaseMs);
+  (sweeper as { unref?: () => void }).unref?.();
 
   /** A store that fails (redis away or frozen past its command timeout, a disk error)
    * refuses the request with 503 store_unavailable rather than a 500. */
@@ -327,6 +332,7 @@ export function createAccess(options: AccessOptions): HearthAccess {
     revokeKey,
     ensureFirstKey,
     close: async () => {
+      clearInterval(sweeper);
       await retries.close();
       await store.close();
     },

@@ -6,20 +6,27 @@
 //   {"t":"key","id":"key_…","account_id":"acct_…","hash":"<sha256 hex>","name":"…","admin":false,"rate_limit":120,"created":…}
 //   {"t":"revoke","id":"key_…","at":…}
 //   {"t":"usage","ts":…,"account_id":"…","key_id":"…","model":"svc/…","prompt_tokens":…,"completion_tokens":…,"cost_usd":…,"hold":"hold_…"}
-//   {"t":"reserve","id":"hold_…","account_id":"…","amount_usd":…,"expires":…,"pid":…}
+//   {"t":"reserve","id":"hold_…","account_id":"…","amount_usd":…,"expires":…,"pid":…,"host":"…","proc":"…"}
 //   {"t":"renew","id":"hold_…","amount_usd":…,"expires":…}
 //   {"t":"release","id":"hold_…","ts":…}
+//   {"t":"deliver","id":"hold_…","expires":…,<the usage fields>,"pid":…,"host":"…","proc":"…"}
+//   {"t":"deliver","id":"hold_…","expires":…,"ts":…,"completion_tokens":…,"cost_usd":…}
 //
 // A request's hold on the spending cap is a reserve line; its settlement is one usage
 // line naming the hold (charge and release in one write, so a crash cannot keep one
-// without the other) or a release line. A hold left by a process killed mid-request
-// (kill -9) is released when a store is next opened and its pid is gone; otherwise
-// (another machine's pid, a reused pid) it stops counting when it expires (the holder
-// renews it while the request runs). The check-and-hold is exact within one process;
-// servers sharing a cap across processes use the redis store.
+// without the other) or a release line. A stream's hold (capped or not) also has deliver
+// lines, at least every 32 tokens and every second: what it has delivered so far, the
+// first line whole, the later ones only what changed. A hold left by a process killed
+// mid-request (kill -9) is settled when a store is next opened and its pid is gone on
+// this machine: charged its last delivery, or released when it has none; otherwise
+// (another machine's pid) it stops counting when it expires (the holder renews it while
+// the request runs), and a delivery whose lease ran out settles to what it recorded. The
+// check-and-hold is exact within one process; servers sharing a cap across processes use
+// the redis store.
 //
 // Each mutation is one write() of a whole line on an O_APPEND descriptor, then
-// fdatasync, so a crash (kill -9) loses nothing that was acknowledged, and several
+// fdatasync (renew and deliver lines skip it: a write() outlives the process, and the
+// next synced line takes them along), so a crash (kill -9) loses nothing that was acknowledged, and several
 // processes (a server, the CLI) can append to the same file. A torn last line (no
 // newline: the writer died mid-write) is cut off on open; lines that do not parse are
 // skipped. Before answering, the store reads whatever other processes appended since
@@ -30,7 +37,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Reservation, ReserveResult } from './store.js';
 import { StateBackedStore } from './memory-store.js';
-import { AccessState, type LogRecord } from './state.js';
+import { holderGone, thisHolder } from './holder.js';
+import { AccessState, type HolderProcess, type LogRecord } from './state.js';
 
 export const ACCESS_LOG = 'access.jsonl';
 const FORMAT_VERSION = 1;
@@ -77,7 +85,9 @@ export class FileStore extends StateBackedStore {
         store.tail = 0;
       }
       if (store.offset === 0) store.commit({ t: 'header', format: 'hearth-access', version: FORMAT_VERSION, created: Date.now() }, true);
-      store.releaseOrphans();
+      // Every charge a killed process settled is in the log already (a reply is only sent
+      // once its charge is written); what a kill leaves is its streams' deliveries.
+      store.settleOrphansNow(Date.now());
     } catch (err) {
       fs.closeSync(store.fd);
       throw err;
@@ -86,20 +96,15 @@ export class FileStore extends StateBackedStore {
   }
 
   override reserve(r: Reservation, capUsd: number, month: string, now: number): Promise<ReserveResult> {
-    return super.reserve({ ...r, pid: process.pid }, capUsd, month, now);
+    return super.reserve({ ...r, ...this.holder() }, capUsd, month, now);
   }
 
-  /** Releases the holds of processes that no longer exist (killed mid-request): nothing
-   * will settle them, and they must not block the account until they expire. Every
-   * charge those processes settled is in the log already; a reply is only sent once its
-   * charge is written, so the one thing a kill can leave uncharged is the part of a
-   * stream delivered before it (at most that request's hold). */
-  private releaseOrphans(): void {
-    for (const r of [...this.state.reservations.values()]) {
-      if (r.pid !== undefined && r.pid !== process.pid && !processAlive(r.pid)) {
-        this.commit({ t: 'release', id: r.id, ts: Date.now() }, true);
-      }
-    }
+  protected override holder(): HolderProcess {
+    return thisHolder();
+  }
+
+  protected override holderGone(h: HolderProcess): boolean {
+    return holderGone(h);
   }
 
   /** Reads and applies what was appended since the last look (by us or anyone else). */
@@ -167,15 +172,6 @@ export class FileStore extends StateBackedStore {
     if (this.closed) return;
     this.closed = true;
     fs.closeSync(this.fd);
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -1,6 +1,7 @@
 // Holds on the spending cap (see Hold in types.ts) and the charges that must not be
 // lost when the store is away. Runs in Node and in browsers.
 
+import { DeliveryRecorder } from './delivery.js';
 import { randomBase62 } from './keys.js';
 import type { AccessStore, UsageEntry } from './store.js';
 import { storeUnavailable, type Hold, type Principal, type SettleOptions, type UsageRecord } from './types.js';
@@ -56,18 +57,26 @@ export class Retries {
 export const newHoldId = () => `hold_${randomBase62(24)}`;
 
 /** `held`: the store holds `amountUsd` under `id` (a sandbox account); otherwise the hold
- * only carries the charge to the ledger. */
+ * only carries the charge to the ledger (and a stream's deliveries, once it has some). */
 export function createHold(deps: HoldDeps, p: Principal, model: string, amountUsd: number, held: boolean, id = newHoldId()): Hold {
   const { store, now, leaseMs, retries } = deps;
   const ref = { id, account_id: p.accountId };
+  const entryOf = (usage: UsageRecord) => usageEntry(p, { ...usage, model: usage.model || model }, now());
   let amount = amountUsd;
   let done = false;
-  // The lease is renewed while the request runs: a long stream keeps its hold, a
-  // server that died (or froze) stops renewing and its hold expires.
-  const renewer = held
-    ? setInterval(() => void store.renewReservation(id, p.accountId, amount, now() + leaseMs).catch(() => {}), leaseMs / 3)
-    : undefined;
-  if (renewer) unref(renewer);
+  const deliveries = new DeliveryRecorder((u) => store.recordDelivery({ ...ref, entry: entryOf(u), expires: now() + leaseMs }));
+  // The lease is renewed while the request runs: a long stream keeps its hold (and its
+  // delivery), a server that died (or froze) stops renewing and its hold expires.
+  let renewer: ReturnType<typeof setInterval> | undefined;
+  const renewing = () => {
+    if (renewer) return;
+    renewer = setInterval(() => {
+      if (held) void store.renewReservation(id, p.accountId, amount, now() + leaseMs).catch(() => {});
+      deliveries.rewrite();
+    }, leaseMs / 3);
+    unref(renewer);
+  };
+  if (held) renewing();
 
   return {
     id,
@@ -76,12 +85,19 @@ export function createHold(deps: HoldDeps, p: Principal, model: string, amountUs
       amount = Math.max(0, maxCostUsd);
       void store.renewReservation(id, p.accountId, amount, now() + leaseMs).catch(() => {});
     },
+    delivered(usage: UsageRecord) {
+      if (done) return;
+      deliveries.update(usage);
+      renewing();
+    },
     async settle(usage: UsageRecord | null, opts: SettleOptions = {}) {
       if (done) return;
       done = true;
       if (renewer) clearInterval(renewer);
-      const e = usage ? usageEntry(p, { ...usage, model: usage.model || model }, now()) : undefined;
-      if (!e && !held) return;
+      deliveries.stop();
+      const e = usage ? entryOf(usage) : undefined;
+      // A hold the store never saw has nothing to end there unless it charges.
+      if (!e && !held && !deliveries.started) return;
       try {
         await store.settle(ref, e);
       } catch {

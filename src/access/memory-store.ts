@@ -1,8 +1,8 @@
 // The memory store: everything in this process, gone when it exits. For tests,
 // the in-process MSW double and the browser.
 
-import { checkUsage, checkReservation, type AccessStore, type AccountRow, type KeyRow, type Reservation, type ReserveResult, type SlotResult, type UsageEntry, type UsageTotals } from './store.js';
-import { AccessState, type LogRecord } from './state.js';
+import { checkUsage, checkReservation, type AccessStore, type AccountRow, type Delivery, type KeyRow, type Reservation, type ReserveResult, type SlotResult, type UsageEntry, type UsageTotals } from './store.js';
+import { AccessState, type HolderProcess, type LogRecord } from './state.js';
 
 /** Base for stores whose queries are answered from an AccessState in this process. */
 export abstract class StateBackedStore implements AccessStore {
@@ -14,6 +14,14 @@ export abstract class StateBackedStore implements AccessStore {
   protected abstract commit(record: LogRecord, durable: boolean): void;
   /** Brings the state up to date with changes made elsewhere (no-op in memory). */
   protected sync(): void {}
+  /** This process, as the store records a hold's holder (nothing in memory: its holds die with it). */
+  protected holder(): HolderProcess {
+    return {};
+  }
+  /** Whether a hold's holder is known to be dead (a memory store never knows). */
+  protected holderGone(_h: HolderProcess): boolean {
+    return false;
+  }
 
   private live(): void {
     if (this.closed) throw new Error(`the ${this.kind} access store is closed`);
@@ -112,9 +120,40 @@ export abstract class StateBackedStore implements AccessStore {
     const charged = this.state.chargeOf(reservation.id);
     if (entry) {
       if (charged === undefined) this.commit({ t: 'usage', ...clean(entry), hold: reservation.id }, true);
-    } else if (charged || (charged === undefined && this.state.reservations.has(reservation.id))) {
+    } else if (charged || (charged === undefined && (this.state.reservations.has(reservation.id) || this.state.deliveries.has(reservation.id)))) {
       this.commit({ t: 'release', id: reservation.id, ts: Date.now() }, true);
     }
+  }
+
+  async recordDelivery(d: Delivery): Promise<void> {
+    this.live();
+    checkUsage(d.entry);
+    this.sync();
+    if (this.state.chargeOf(d.id) !== undefined) return;
+    // Not fsynced: a write() outlives the process being killed (the crash this is for),
+    // and the next durable line takes it along; a fast stream writes many of these.
+    this.commit(clean(this.state.deliverRecord({ ...d, entry: clean(d.entry) }, this.holder())), false);
+  }
+
+  async settleOrphans(now: number): Promise<number> {
+    this.live();
+    return this.settleOrphansNow(now);
+  }
+
+  protected settleOrphansNow(now: number): number {
+    this.sync();
+    let settled = 0;
+    for (const d of [...this.state.deliveries.values()]) {
+      if (d.expires > now && !this.holderGone(d)) continue;
+      this.commit({ t: 'usage', ...clean(d.entry), hold: d.id }, true);
+      settled++;
+    }
+    for (const r of [...this.state.reservations.values()]) {
+      if (this.state.deliveries.has(r.id) || !this.holderGone(r)) continue;
+      this.commit({ t: 'release', id: r.id, ts: now }, true);
+      settled++;
+    }
+    return settled;
   }
 
   async monthTotals(month: string): Promise<UsageTotals[]> {

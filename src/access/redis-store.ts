@@ -17,18 +17,24 @@
 //                             timed-out reply is not counted twice
 //   resv:<account id>   zset  the account's holds on its cap (score: expiry, unix ms)
 //   resvamt:<account id> hash hold id → amount held (USD)
+//   deliv               hash  hold id → what its stream has delivered so far (JSON: the
+//                             charge, the lease's end, the holder's host, pid and process id)
 //
 // reserve, renew and settle are one script each: the check of spend + holds against the
 // cap and the hold itself cannot interleave with another server's. Expired holds (their
-// server died or froze) are dropped by the next reserve of the account.
+// server died or froze) are dropped by the next reserve of the account. A hold with a
+// delivery whose server died is settled to it by settleOrphans: at once by a server (or
+// the CLI) opening the store on the dead one's machine, by any server once its lease ran
+// out. Settling is once per hold id, so a sweep racing the holder charges once.
 //
 // The time of a rate slot or a usage entry is the caller's (createAccess's clock), so an
 // injected clock is honoured here as in the other stores.
 
 import { Redis } from 'ioredis';
-import type { AccessStore, AccountRow, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import type { AccessStore, AccountRow, Delivery, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
 import { checkReservation, checkUsage, utcMonth } from './store.js';
 import { constantTimeEqual, randomBase62 } from './keys.js';
+import { holderGone, thisHolder } from './holder.js';
 
 export interface RedisStoreOptions {
   /** Prefix of every redis key (default "hearth:"). Lets tests (or tenants) share a server. */
@@ -86,15 +92,16 @@ if not row then return nil end
 redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
 return {row, redis.call('HGET', KEYS[2], ARGV[1])}`,
   },
-  // KEYS: usage month hash, ledger month list, charge marker, holds zset, hold amounts.
-  // ARGV: account id, prompt tokens, completion tokens, cost, entry JSON ('' = end
-  // uncharged), charge ttl ms, hold id. Ends the hold and charges once per hold id; the
+  // KEYS: usage month hash, ledger month list, charge marker, holds zset, hold amounts,
+  // deliveries. ARGV: account id, prompt tokens, completion tokens, cost, entry JSON ('' =
+  // end uncharged), charge ttl ms, hold id. Ends the hold and charges once per hold id; the
   // marker keeps what was charged so that ending it uncharged later can undo it.
   hearthSettle: {
-    keys: 5,
+    keys: 6,
     lua: `
 redis.call('ZREM', KEYS[4], ARGV[7])
 redis.call('HDEL', KEYS[5], ARGV[7])
+redis.call('HDEL', KEYS[6], ARGV[7])
 local m = redis.call('GET', KEYS[3])
 if ARGV[5] == '' then
   if m and m ~= 'r' then
@@ -154,6 +161,15 @@ local last = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2])
 local ttl = math.max(1000, math.ceil(last - tonumber(ARGV[4])) + 1000)
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
+return 1`,
+  },
+  // KEYS: deliveries, the hold's charge marker. ARGV: hold id, delivery JSON.
+  // → 1, or 0 when the hold is settled already (its delivery must not outlive it).
+  hearthDeliver: {
+    keys: 2,
+    lua: `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1`,
   },
   // KEYS: the key's window (zset). ARGV: limit, window ms, now ms, unique member.
@@ -230,7 +246,10 @@ export class RedisStore implements AccessStore {
       // connect() fails with "Connection is closed."; the cause is the last 'error' event's.
       throw new Error(`cannot use the redis store at ${shown}: ${lastError || ((err as Error)?.message ?? err)}`);
     }
-    return new RedisStore(client, opts.prefix ?? 'hearth:');
+    const store = new RedisStore(client, opts.prefix ?? 'hearth:');
+    // A restart on the machine of a server that died settles its streams' holds now.
+    await store.settleOrphans(Date.now()).catch(() => undefined);
+    return store;
   }
 
   private live(): void {
@@ -347,7 +366,7 @@ export class RedisStore implements AccessStore {
     const a = reservation.account_id;
     await this.run(
       'hearthSettle',
-      [this.k(`usage:${month}`), this.k(`ledger:${month}`), this.k(`charge:${reservation.id}`), this.k(`resv:${a}`), this.k(`resvamt:${a}`)],
+      [this.k(`usage:${month}`), this.k(`ledger:${month}`), this.k(`charge:${reservation.id}`), this.k(`resv:${a}`), this.k(`resvamt:${a}`), this.k('deliv')],
       [
         entry?.account_id ?? a,
         Math.round(entry?.prompt_tokens ?? 0),
@@ -358,6 +377,31 @@ export class RedisStore implements AccessStore {
         reservation.id,
       ],
     );
+  }
+
+  async recordDelivery(d: Delivery): Promise<void> {
+    this.live();
+    checkUsage(d.entry);
+    const { host, pid, proc } = thisHolder();
+    const row: StoredDelivery = { a: d.account_id, x: d.expires, e: clean(d.entry), h: host, p: pid, i: proc };
+    await this.run('hearthDeliver', [this.k('deliv'), this.k(`charge:${d.id}`)], [d.id, JSON.stringify(row)]);
+  }
+
+  async settleOrphans(now: number): Promise<number> {
+    this.live();
+    let settled = 0;
+    for (const [id, raw] of Object.entries(await this.client.hgetall(this.k('deliv')))) {
+      let d: StoredDelivery;
+      try {
+        d = JSON.parse(raw) as StoredDelivery;
+      } catch {
+        continue;
+      }
+      if (d.x > now && !holderGone({ host: d.h, pid: d.p, proc: d.i })) continue;
+      await this.settle({ id, account_id: d.a }, d.e);
+      settled++;
+    }
+    return settled;
   }
 
   async monthTotals(month: string): Promise<UsageTotals[]> {
@@ -410,6 +454,16 @@ export class RedisStore implements AccessStore {
 
 export function openRedisStore(url: string, opts: RedisStoreOptions = {}): Promise<RedisStore> {
   return RedisStore.open(url, opts);
+}
+
+/** A delivery as kept in redis: account, lease end, charge, holder (host, pid, process id). */
+interface StoredDelivery {
+  a: string;
+  x: number;
+  e: UsageEntry;
+  h: string;
+  p: number;
+  i: string;
 }
 
 /** Redis parses exponent notation; 17 significant digits round-trip a double. */

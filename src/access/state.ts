@@ -2,7 +2,7 @@
 // usage totals, and sliding rate windows. The file store rebuilds it by replaying
 // its log through apply(); the memory store calls the same methods directly.
 
-import type { AccountRow, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
+import type { AccountRow, Delivery, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
 import { constantTimeEqual } from './keys.js';
 import { utcMonth } from './store.js';
 
@@ -15,7 +15,19 @@ export type LogRecord =
   | ({ t: 'usage' } & UsageEntry & { hold?: string })
   | ({ t: 'reserve' } & Reservation)
   | { t: 'renew'; id: string; amount_usd: number; expires: number }
-  | { t: 'release'; id: string; ts: number };
+  | { t: 'release'; id: string; ts: number }
+  | DeliverRecord;
+
+/** Who holds a hold: where a store can tell whether that process still lives. */
+export type HolderProcess = Pick<Reservation, 'pid' | 'host' | 'proc'>;
+
+/** A stream's delivery so far. The hold's first line carries the whole charge and its
+ * holder; each later one only the fields that changed (the token counts, cost and time),
+ * which keeps a long stream's trail of lines short. */
+export type DeliverRecord = { t: 'deliver'; id: string; expires: number } & Partial<UsageEntry> & HolderProcess;
+
+/** A hold's delivery as the state keeps it. */
+export type DeliveryRow = Delivery & HolderProcess;
 
 /** How many settled hold ids are remembered (the latest), so that settling one again
  * (a retry whose first try did land) charges nothing. */
@@ -45,6 +57,8 @@ export class AccessState {
   readonly reservations = new Map<string, Reservation>();
   /** Settled hold ids, oldest first, with the charge each settled to (null: none). */
   private readonly settled = new Map<string, UsageEntry | null>();
+  /** What the streams of holds not yet settled have delivered, by hold id. */
+  readonly deliveries = new Map<string, DeliveryRow>();
 
   // ---- checks (throw before anything is written) ----
   checkAccount(a: AccountRow): void {
@@ -102,6 +116,15 @@ export class AccessState {
         }
         return;
       }
+      case 'deliver': {
+        if (this.settled.has(r.id)) return;
+        const { t: _t, id, expires, pid, host, proc, ...fields } = r;
+        const prev = this.deliveries.get(id);
+        const entry = { ...prev?.entry, ...fields } as UsageEntry;
+        if (!entry.account_id) return; // a later line whose first was lost: nothing to charge to
+        this.deliveries.set(id, { id, account_id: entry.account_id, entry, expires, pid: pid ?? prev?.pid, host: host ?? prev?.host, proc: proc ?? prev?.proc });
+        return;
+      }
       case 'release': {
         // A release after a charge undoes it (the reply it paid for was never sent).
         const charged = this.settled.get(r.id);
@@ -114,9 +137,20 @@ export class AccessState {
 
   private endHold(id: string, charge: UsageEntry | null): void {
     this.reservations.delete(id);
+    this.deliveries.delete(id);
     this.settled.delete(id);
     this.settled.set(id, charge);
     if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.keys().next().value!);
+  }
+
+  /** The line that records `d` after what is kept for its hold: all of it the first time,
+   * then what changed. */
+  deliverRecord(d: Delivery, holder: HolderProcess): DeliverRecord {
+    const prev = this.deliveries.get(d.id);
+    if (!prev) return { t: 'deliver', id: d.id, expires: d.expires, ...d.entry, ...holder };
+    const changed: Partial<UsageEntry> = {};
+    for (const [k, v] of Object.entries(d.entry) as [keyof UsageEntry, never][]) if (prev.entry[k] !== v) changed[k] = v;
+    return { t: 'deliver', id: d.id, expires: d.expires, ...changed };
   }
 
   /** The charge a hold settled to, if it did. */

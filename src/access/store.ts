@@ -54,6 +54,19 @@ export interface Reservation {
   expires: number;
   /** The holding process, where the store can tell whether it still lives (the file store). */
   pid?: number;
+  /** Its machine, and a random id of the process itself (a pid can be reused). */
+  host?: string;
+  proc?: string;
+}
+
+/** What a hold's request (a stream) has delivered so far: the charge it would settle to now. */
+export interface Delivery {
+  /** The hold's id (held on the cap or not: any stream's charge must survive its process). */
+  id: string;
+  account_id: string;
+  entry: UsageEntry;
+  /** Unix ms after which a hold whose holder stopped renewing it settles to `entry`. */
+  expires: number;
 }
 
 /** The answer of reserve: whether the hold was taken, and the account's state as seen. */
@@ -121,6 +134,16 @@ export interface AccessStore {
    * already settled under this id is undone (its write timed out, the caller refused the
    * reply, and the write landed after all), and a later charge under it is ignored. */
   settle(reservation: { id: string; account_id: string }, entry?: UsageEntry): Promise<void>;
+
+  /** Keeps what a hold's request has delivered so far (replacing what was kept before), and
+   * renews it to `d.expires`. Ignored once the hold is settled. */
+  recordDelivery(d: Delivery): Promise<void>;
+  /** Settles orphaned holds, whose process is gone: each hold with a delivery whose lease ran
+   * out (at or before `now`), or whose holder the store can tell is dead (the same machine),
+   * is charged that delivery, once, as settle(hold, entry) would; a dead holder's hold with
+   * no delivery is released. Stores run it when opened; servers also call it now and then.
+   * Returns how many holds it settled. */
+  settleOrphans(now: number): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -67,13 +67,21 @@ export interface SettleOptions {
  * Every request that reserved must settle exactly once, on success, error, cancellation
  * and client disconnect alike (a finally block): settle charges what was delivered and
  * frees the rest. A hold never settled (its server died) stops counting when its lease
- * runs out; the holder renews the lease while the request runs.
+ * runs out; the holder renews the lease while the request runs. A stream also tells its
+ * hold what it has delivered as it goes (`delivered`), which the store keeps: a hold whose
+ * process died settles to that (see AccessStore.settleOrphans), so a stream cut by a crash
+ * is charged for what it delivered.
  */
 export interface Hold {
   readonly id: string;
   /** Lowers what is held once a tighter bound is known (the engine reported the prompt's
    * length); never raises it. Best effort: a failure keeps the larger, safe hold. */
   lower(maxCostUsd: number): void;
+  /** What the request has delivered so far (cumulative; a stream calls it as tokens go out).
+   * Written to the store at least every 32 completion tokens and every second while it
+   * changes; best effort: a write that fails is retried with the next. Optional for an
+   * Access of one's own; createAccess's holds have it. */
+  delivered?(usage: UsageRecord): void;
   /** Charges `usage` (null: nothing was delivered, charge nothing) and ends the hold.
    * Idempotent: only the first call counts. */
   settle(usage: UsageRecord | null, opts?: SettleOptions): Promise<void>;

@@ -33,6 +33,8 @@ export class GenerationSet {
   readonly startedAt = Date.now();
   /** Told each prompt's token count as the engine reports it (with its first token). */
   onPromptTokens?: (prompt: number, tokens: number) => void;
+  /** Told after every token event, once it is on its way to the responder (usage() includes it). */
+  onProgress?: () => void;
   #settled: boolean[];
   #pending: number;
   #cancelled = false;
@@ -91,6 +93,7 @@ export class GenerationSet {
           this.onPromptTokens?.(this.promptOf(g), ev.prompt_tokens);
         }
         this.events.push({ kind: 'token', gen: g, ev });
+        this.onProgress?.();
       };
       const run = this.#cancelled
         ? Promise.reject(cancelledError())

@@ -4,6 +4,7 @@ import type { HubFetcher } from './hub/types.js';
 import { DEFAULT_KV_CACHE_MB, ModelHost, type LoadedModel } from './model-host.js';
 import type {
   CatalogEntry,
+  CountRequest,
   EmbedRequest,
   EmbedResult,
   EngineApi,
@@ -62,13 +63,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const { host, model } = ready(req.model, ['chat', 'completion']);
       const { codec, lm, scheduler } = model;
       if (!lm || !scheduler) throw new EngineError('unsupported_task', `${req.model} cannot generate`, 'model');
-      const p = req.prompt;
-      const { ids, text, param } =
-        'messages' in p
-          ? { ...encodeChat(codec, p), param: 'messages' }
-          : 'text' in p
-            ? { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' }
-            : { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };
+      const { ids, text, param } = encodePrompt(codec, req.prompt);
       if (ids.length === 0) throw new EngineError('invalid_value', 'The prompt is empty', param);
       const bad = ids.find((id) => !Number.isInteger(id) || id < 0 || id >= lm.vocabSize);
       if (bad !== undefined) throw new EngineError('invalid_value', `Token id ${bad} is outside the vocabulary`, param);
@@ -96,6 +91,16 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, constraint || undefined);
       scheduler.submit(seq);
       return seq.result;
+    },
+
+    async countTokens(req: CountRequest) {
+      const { model } = ready(req.model, ['chat', 'completion', 'embedding']);
+      // The encoding generate and embed run, so the count is the one they will charge.
+      return req.prompts.map((p) => {
+        if ('tokens' in p) return p.tokens.length;
+        if ('text' in p) return model.codec.encodeText(p.text).length;
+        return encodeChat(model.codec, p).ids.length;
+      });
     },
 
     async cancel(id: string) {
@@ -177,6 +182,13 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       hosts.clear();
     },
   };
+}
+
+/** A prompt as token ids, its text, and the request field a fault in it is blamed on. */
+function encodePrompt(codec: TextCodec, p: PromptInput): { ids: number[]; text: string; param: string } {
+  if ('messages' in p) return { ...encodeChat(codec, p), param: 'messages' };
+  if ('text' in p) return { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' };
+  return { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };
 }
 
 /**

@@ -180,6 +180,12 @@ export interface GenerateResult {
   logprobs?: TokenLogprob[];
 }
 
+/** Prompts to count as the engine would see them (see EngineApi.countTokens). */
+export interface CountRequest {
+  model: string;
+  prompts: PromptInput[];
+}
+
 export interface EmbedRequest {
   model: string;
   input: (string | number[])[];
@@ -200,6 +206,12 @@ export interface EngineApi {
   cancel(id: string): Promise<void>;
   embed(req: EmbedRequest): Promise<EmbedResult>;
   dispose(): Promise<void>;
+
+  /** Each prompt's token count exactly as generate (chat template applied) or embed (a text
+   * input) would see it, so that admission can hold a request's real most possible cost.
+   * Refuses what generate would refuse for the same reason (a template's own refusal, an
+   * unknown or unready model). Optional: without it, admission bounds prompts by the context. */
+  countTokens?(req: CountRequest): Promise<number[]>;
 
   // Model operations (optional: engines without them serve a fixed catalog).
 

@@ -100,6 +100,7 @@ export async function forwardGenerate(raw: Body, req: UpstreamRequest): Promise<
         }
         if (c.finish_reason) slot.finish_reason = c.finish_reason;
       }
+      req.delivered?.(fallback());
       return { text: choices.map((c) => c.text), meta_info: { id, model: pool.id, completion_tokens: delivered, finish_reason: null } };
     },
     finish: () => [finalBody(id, pool.id, choices, fallback(), startedAt)],

@@ -27,6 +27,8 @@ export interface UpstreamRequest {
   /** Charges what was delivered (null: nothing) and ends the request's hold on the cap;
    * `beforeReply`: the reply waits for it (a charge the store cannot take is a 503). */
   charge(usage: TokenUsage | null, beforeReply?: boolean): Promise<void>;
+  /** A stream's usage so far, as it is relayed (the hold keeps it: a crash still charges it). */
+  delivered?(usage: TokenUsage): void;
 }
 
 export type Body = Record<string, unknown>;
@@ -113,6 +115,7 @@ export async function forwardGeneration(kind: 'chat' | 'completion', raw: Body, 
         delete ev.usage;
       }
       delivered += choices.filter((c) => choiceText(c) !== '').length;
+      req.delivered?.(usage ?? { prompt_tokens: prompt, completion_tokens: delivered });
       return ev;
     },
     onEnd(end) {

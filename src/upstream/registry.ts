@@ -111,6 +111,7 @@ export function withUpstreams(engine: EngineApi & { terminate?: () => Promise<vo
     generate: (req, onToken) => engine.generate(req, onToken),
     cancel: (id) => engine.cancel(id),
     embed: (req) => engine.embed(req),
+    countTokens: engine.countTokens && ((req) => engine.countTokens!(req)),
     async dispose() {
       upstreams.close();
       await engine.dispose();

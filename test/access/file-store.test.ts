@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAccess } from '../../src/access/access.js';
 import { ACCESS_LOG, openFileStore } from '../../src/access/file-store.js';
-import { filesUnder, tempDir } from './helpers.js';
+import { filesUnder, streamThenKill, tempDir } from './helpers.js';
 
 const usage = { model: 'svc/tiny-chat', prompt_tokens: 3, completion_tokens: 4, cost_usd: 0.001 };
 
@@ -203,5 +203,26 @@ describe('file store', () => {
     const hold = await after.reserve(p, { model: 'svc/tiny-chat', maxCostUsd: 0.75 });
     await hold.settle(null);
     await after.close();
+  });
+
+  it('a stream’s hold left by a process killed with SIGKILL is charged its last delivery on the next open', async () => {
+    const dir = tempDir();
+    const setup = createAccess({ store: openFileStore(dir) });
+    const { key } = await setup.createKey({ name: 'streamer', sandbox: true });
+    await setup.close();
+    await streamThenKill(`openFileStore(${JSON.stringify(dir)})`, key);
+
+    const after = createAccess({ store: openFileStore(dir), sandboxCapUsd: 1 });
+    const [u] = await after.usageThisMonth();
+    expect(u).toMatchObject({ requests: 1, prompt_tokens: 5, completion_tokens: 40 });
+    expect(u!.spend_usd).toBeCloseTo(0.04, 12);
+    // The hold is over: all the rest of the cap is free.
+    const p = await after.authenticate(`Bearer ${key}`);
+    await (await after.reserve(p, { model: 'svc/tiny-chat', maxCostUsd: 0.96 })).settle(null);
+    await after.close();
+    // Opened again, nothing is charged twice.
+    const again = createAccess({ store: openFileStore(dir) });
+    expect((await again.usageThisMonth())[0]).toMatchObject({ requests: 1, completion_tokens: 40 });
+    await again.close();
   });
 });

@@ -11,7 +11,7 @@ import { AccessError } from '../../src/access/types.js';
 import { randomBase62 } from '../../src/access/keys.js';
 import { REDIS_MISSING, redisServerBinary, startRedis, type TestRedis } from '../helpers/redis.js';
 import { describeStoreContract } from './store-contract.js';
-import { tempDir } from './helpers.js';
+import { streamThenKill, tempDir } from './helpers.js';
 
 const haveRedis = redisServerBinary() !== null;
 if (!haveRedis) console.warn(REDIS_MISSING);
@@ -76,6 +76,30 @@ describe.skipIf(!haveRedis)('redis store', () => {
       expect((await access.usageThisMonth())[0]!.spend_usd).toBe(0);
     } finally {
       await access.close();
+    }
+  });
+
+  it('a stream’s hold left by a server killed with SIGKILL is charged its last delivery when a server on its machine opens the store', async () => {
+    const prefix = `crash${randomBase62(8)}:`;
+    const setup = createAccess({ store: await fresh(prefix) });
+    const { key } = await setup.createKey({ name: 'streamer', sandbox: true });
+    await setup.close();
+    await streamThenKill(`openRedisStore(${JSON.stringify(redis!.url)}, { prefix: ${JSON.stringify(prefix)} })`, key);
+
+    const after = createAccess({ store: await fresh(prefix), sandboxCapUsd: 1 });
+    try {
+      const [u] = await after.usageThisMonth();
+      expect(u).toMatchObject({ requests: 1, prompt_tokens: 5, completion_tokens: 40 });
+      expect(u!.spend_usd).toBeCloseTo(0.04, 12);
+      const ledger = await (after.store as RedisStore).ledger(utcMonth(Date.now()));
+      expect(ledger.map((e) => e.completion_tokens)).toEqual([40]);
+      // The hold is over: all the rest of the cap is free.
+      const p = await after.authenticate(`Bearer ${key}`);
+      await (await after.reserve(p, { model: 'svc/tiny-chat', maxCostUsd: 0.96 })).settle(null);
+      // A second sweep charges nothing more.
+      expect(await after.store.settleOrphans(Date.now() + 3_600_000)).toBe(0);
+    } finally {
+      await after.close();
     }
   });
 

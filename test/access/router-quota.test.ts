@@ -33,7 +33,7 @@ describe('the router and the spending cap', () => {
       );
     const chat = { model: 'svc/tiny-chat', messages: [{ role: 'user', content: 'hi there' }] };
 
-    // Its most possible cost (2046 prompt tokens at most × 0.1 + 2 × 0.4 per 1M) fits: served.
+    // Its most possible cost (its 6 prompt tokens × 0.1 + 2 × 0.4 per 1M) fits: served.
     const first = await post('/v1/chat/completions', { ...chat, max_tokens: 2 }, 'req-first');
     expect(first.status).toBe(200);
     expect(engine.calls).toHaveLength(1);
@@ -46,7 +46,7 @@ describe('the router and the spending cap', () => {
         ['/v1/chat/completions', chat], // no max_tokens: the whole context, 2047 × 0.4 per 1M
         ['/v1/chat/completions', { ...chat, stream: true }],
         ['/v1/completions', { model: 'svc/tiny-chat', prompt: 'x' }],
-        ['/v1/embeddings', { model: 'svc/tiny-embed', input: Array.from({ length: 10 }, () => 'x') }], // 10 × 512 tokens
+        ['/v1/embeddings', { model: 'svc/tiny-embed', input: Array.from({ length: 10 }, () => Array<number>(512).fill(5)) }], // 10 × 512 tokens
         ['/generate', { text: 'x', sampling_params: { max_new_tokens: 2000 } }],
       ] as const) {
         const res = await post(p, body, id);

@@ -209,6 +209,38 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Acc
       expect(await s.renewReservation('hold_1', 'acct_a', 1, T0 + 10_000)).toBe(false);
     });
 
+    // Leases in the real future: a file store opened again settles what has run out by the real clock.
+    const LEASE_END = Date.now() + 3_600_000;
+    const delivery = (id: string, over: Partial<UsageEntry>, expires = LEASE_END) => ({ id, account_id: 'acct_a', entry: usage(over), expires });
+
+    it('settleOrphans charges a hold its last delivery once its lease ran out, and the hold settles only once', async () => {
+      const s = await fresh();
+      expect((await s.reserve(hold('hold_1', 4, LEASE_END), 5, NOV, T0)).ok).toBe(true);
+      await s.recordDelivery(delivery('hold_1', { completion_tokens: 3, cost_usd: 0.1 }, LEASE_END - 1000));
+      await s.recordDelivery(delivery('hold_1', { completion_tokens: 7, cost_usd: 0.2, request_id: 'req_cut' }));
+      expect(await s.settleOrphans(LEASE_END - 1)).toBe(0);
+      expect((await s.accountMonthTotals('acct_a', NOV)).requests).toBe(0);
+      expect(await s.settleOrphans(LEASE_END)).toBe(1);
+      expect(await s.accountMonthTotals('acct_a', NOV)).toEqual({ account_id: 'acct_a', requests: 1, prompt_tokens: 10, completion_tokens: 7, spend_usd: 0.2 });
+      // The holder, back after all, settles: nothing more is charged; the hold is gone.
+      await s.settle({ id: 'hold_1', account_id: 'acct_a' }, usage({ completion_tokens: 9, cost_usd: 0.3 }));
+      expect(await s.settleOrphans(LEASE_END + 10_000)).toBe(0);
+      expect((await s.accountMonthTotals('acct_a', NOV)).spend_usd).toBe(0.2);
+      expect(await s.reserve(hold('hold_2', 4.8, LEASE_END), 5, NOV, T0)).toEqual({ ok: true, spent_usd: 0.2, held_usd: 0 });
+    });
+
+    it('a settled hold keeps no delivery: a late one is ignored, and nothing is left for a sweep', async () => {
+      const s = await fresh();
+      // Holds of accounts without a cap are not reserved; their streams still record deliveries.
+      await s.recordDelivery(delivery('hold_free', { completion_tokens: 32, cost_usd: 0.1 }));
+      await s.settle({ id: 'hold_free', account_id: 'acct_a' }, usage({ completion_tokens: 40, cost_usd: 0.125 }));
+      await s.recordDelivery(delivery('hold_free', { completion_tokens: 40, cost_usd: 0.125 })); // a write that was in flight
+      await s.recordDelivery(delivery('hold_cut', { completion_tokens: 5, cost_usd: 0.5 }));
+      await s.settle({ id: 'hold_cut', account_id: 'acct_a' }); // ended uncharged (nothing reached the client)
+      expect(await s.settleOrphans(LEASE_END + 10_000)).toBe(0);
+      expect(await s.accountMonthTotals('acct_a', NOV)).toEqual({ account_id: 'acct_a', requests: 1, prompt_tokens: 10, completion_tokens: 40, spend_usd: 0.125 });
+    });
+
     it('refuses use after close', async () => {
       const s = await makeStore();
       await s.close();

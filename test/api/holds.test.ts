@@ -1,6 +1,8 @@
 // The router holds each generating request's most possible cost before the engine sees
-// it, and settles every hold exactly once: on success, failure, cancellation and a
-// client that went away. Prices in the stub catalog: 0.1 in, 0.4 out per 1M tokens.
+// it (its prompt as the engine counts it), and settles every hold exactly once: on
+// success, failure, cancellation and a client that went away. Prices in the stub
+// catalog: 0.1 in, 0.4 out per 1M tokens. The stub engine counts a word as a token,
+// plus 4 a chat message.
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engine/errors.js';
 import { setup } from './harness.js';
@@ -14,29 +16,48 @@ async function eventually(check: () => boolean): Promise<void> {
 }
 
 describe('holds on the spending cap', () => {
-  it('holds the context-bounded most before the engine runs, then charges the real cost', async () => {
+  it('holds the counted prompt and max_tokens × n before the engine runs, then charges the real cost', async () => {
     const { access, engine, post } = setup();
     const res = await post('/v1/chat/completions', { ...chat, max_tokens: 10, n: 2 });
     expect(res.status).toBe(200);
-    // Prompt at most 2048 - 10 tokens, once; two completions of at most 10.
-    expect(access.holds[0]!.req.maxCostUsd).toBeCloseTo(usd(2038, 20), 15);
-    // Once the engine reported the prompt's length (the stub's: 2 words + 4), the hold came down.
-    expect(access.holds[0]!.lowered.at(-1)).toBeCloseTo(usd(6, 20), 15);
+    // The prompt as the engine counted it before generating (2 words + 4), once; two completions of at most 10.
+    expect(engine.countCalls).toMatchObject([{ model: 'svc/tiny-chat', prompts: [{ messages: chat.messages }] }]);
+    expect(access.holds[0]!.req.maxCostUsd).toBeCloseTo(usd(6, 20), 15);
     expect(access.holds[0]!.settled).toBe(true);
     expect(engine.calls).toHaveLength(2);
     expect(access.records).toHaveLength(1);
     expect(access.records[0]!.usage.cost_usd).toBeLessThanOrEqual(access.holds[0]!.req.maxCostUsd);
   });
 
-  it('holds the whole context without max_tokens, and token prompts by their exact length', async () => {
+  it('holds the context the prompt leaves without max_tokens, and counts embedding inputs too', async () => {
     const { access, post } = setup();
     await post('/v1/completions', { model: 'svc/tiny-chat', prompt: 'x' });
     expect(access.holds[0]!.req.maxCostUsd).toBeCloseTo(usd(1, 2047), 15);
     await post('/generate', { input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 5 } });
     expect(access.holds[1]!.req.maxCostUsd).toBeCloseTo(usd(3, 5), 15);
     await post('/v1/embeddings', { model: 'svc/tiny-embed', input: ['a', 'b'] });
-    expect(access.holds[2]!.req.maxCostUsd).toBeCloseTo(usd(2 * 512, 0), 15);
+    expect(access.holds[2]!.req.maxCostUsd).toBeCloseTo(usd(2, 0), 15);
     expect(access.holds.every((h) => h.settled)).toBe(true);
+  });
+
+  it('does not count the prompt of an account that is never capped', async () => {
+    const { access, engine, post } = setup();
+    access.principal.sandbox = false;
+    expect((await post('/v1/chat/completions', { ...chat, max_tokens: 10 })).status).toBe(200);
+    expect(engine.countCalls).toEqual([]);
+    expect(access.records).toHaveLength(1);
+  });
+
+  it('tells the hold what a stream has delivered as it goes, and nothing for a reply sent whole', async () => {
+    const { access, engine, post } = setup();
+    engine.script = () => ({ tokens: ['a', 'b', 'c'] });
+    await (await post('/v1/chat/completions', { ...chat, stream: true })).text();
+    await post('/v1/chat/completions', chat);
+    await eventually(() => access.holds.length === 2 && access.holds.every((h) => h.settled));
+    expect(access.holds[0]!.delivered.map((u) => u.completion_tokens)).toEqual([1, 2, 3]);
+    expect(access.holds[0]!.delivered.at(-1)).toMatchObject({ model: 'svc/tiny-chat', prompt_tokens: 6, completion_tokens: 3 });
+    expect(access.holds[0]!.delivered.at(-1)!.cost_usd).toBeCloseTo(usd(6, 3), 15);
+    expect(access.holds[1]!.delivered).toEqual([]);
   });
 
   it('settles (charging nothing) when the engine refuses the request, streamed or not', async () => {

@@ -40,15 +40,17 @@ export class StubAccess implements Access {
     }
   }
 
-  /** What each request held at admission, what it lowered that to, and whether it settled (every hold must). */
-  readonly holds: { req: ReserveRequest; lowered: number[]; settled: boolean }[] = [];
+  /** What each request held at admission, what it lowered that to, what it reported as
+   * delivered (streams), and whether it settled (every hold must). */
+  readonly holds: { req: ReserveRequest; lowered: number[]; delivered: UsageRecord[]; settled: boolean }[] = [];
 
   async reserve(p: Principal, req: ReserveRequest): Promise<Hold> {
-    const h = { req, lowered: [] as number[], settled: false };
+    const h = { req, lowered: [] as number[], delivered: [] as UsageRecord[], settled: false };
     this.holds.push(h);
     return {
       id: `hold_${this.holds.length}`,
       lower: (usd: number) => h.lowered.push(usd),
+      delivered: (usage: UsageRecord) => h.delivered.push(usage),
       settle: async (usage: UsageRecord | null) => {
         if (h.settled) return;
         h.settled = true;

@@ -4,12 +4,14 @@
 import { EngineError } from '../../src/engine/errors.js';
 import type {
   CatalogEntry,
+  CountRequest,
   EmbedRequest,
   EmbedResult,
   EngineApi,
   GenerateRequest,
   GenerateResult,
   ModelState,
+  PromptInput,
   TokenEvent,
   TokenLogprob,
 } from '../../src/engine/protocol.js';
@@ -51,8 +53,7 @@ export function stubCatalog(): CatalogEntry[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function promptLength(req: GenerateRequest): number {
-  const p = req.prompt;
+function promptLength(p: PromptInput): number {
   if ('tokens' in p) return p.tokens.length;
   if ('text' in p) return p.text.split(/\s+/).filter(Boolean).length || 1;
   return p.messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length + 4, 0);
@@ -139,7 +140,7 @@ export class StubEngine implements EngineApi {
       }
       ids.push(100 + i);
       const ev: TokenEvent = { text: tok, token_ids: [100 + i] };
-      if (i === 0) ev.prompt_tokens = s.promptTokens ?? promptLength(req);
+      if (i === 0) ev.prompt_tokens = s.promptTokens ?? promptLength(req.prompt);
       if (req.sampling.logprobs >= 0) {
         const lp = logprobFor(tok, 100 + i, req.sampling.logprobs);
         lps.push(lp);
@@ -153,13 +154,20 @@ export class StubEngine implements EngineApi {
       token_ids: ids,
       finish_reason: finish,
       matched_stop: matched,
-      prompt_tokens: s.promptTokens ?? promptLength(req),
+      prompt_tokens: s.promptTokens ?? promptLength(req.prompt),
       completion_tokens: ids.length,
       cached_tokens: 0,
       prompt_text: promptText(req),
     };
     if (req.sampling.logprobs >= 0) result.logprobs = lps;
     return result;
+  }
+
+  /** The prompt lengths generate would report: what admission holds for. */
+  readonly countCalls: CountRequest[] = [];
+  async countTokens(req: CountRequest): Promise<number[]> {
+    this.countCalls.push(req);
+    return req.prompts.map(promptLength);
   }
 
   async cancel(id: string): Promise<void> {

@@ -90,9 +90,10 @@ describe('routing between local and upstream models', () => {
     expect(engine.calls).toHaveLength(0);
     expect(access.records).toHaveLength(1);
     expect(access.records[0]!.usage).toMatchObject({ model: 'svc/remote', prompt_tokens: 7, completion_tokens: 2, cost_usd: (7 * 1 + 2 * 2) / 1e6 });
-    // Held at admission: a whole context of prompt at most plus 5 tokens out, then settled.
+    // Held at admission: the prompt at most its bytes ("user", "Hello") and 8 tokens for the
+    // message's wrapping and 8 for the reply's header, plus 5 tokens out; then settled.
     expect(access.holds).toHaveLength(1);
-    expect(access.holds[0]!.req).toMatchObject({ model: 'svc/remote', maxCostUsd: ((131072 - 5) * 1 + 5 * 2) / 1e6 });
+    expect(access.holds[0]!.req).toMatchObject({ model: 'svc/remote', maxCostUsd: ((9 + 8 + 8) * 1 + 5 * 2) / 1e6 });
     expect(access.holds[0]!.settled).toBe(true);
     upstreams.close();
   });

@@ -71,9 +71,9 @@ describe('rate limit on one server', () => {
 
 describe('spending cap on a real server', () => {
   let server: TestServer;
-  // A chat request with max_tokens 5 holds at most 2043 prompt tokens × 0.1 + 5 × 0.4 per 1M
-  // (2.06e-4 USD) and costs about 1e-5: a cap of 2.1e-4 lets it start, and after it no
-  // request whose most possible cost is larger than what is left.
+  // A chat request with max_tokens 5 holds its prompt (counted: a few dozen tokens) × 0.1
+  // + 5 × 0.4 per 1M and costs that much at most: a cap of 2.1e-4 lets it start, and after
+  // it no request whose most possible cost is larger than what is left.
   beforeAll(async () => {
     server = await startServer(['--sandbox-cap-usd', '0.00021']);
     await waitReady(server.url);
@@ -90,9 +90,16 @@ describe('spending cap on a real server', () => {
     const lines = ledgerLines(server.dataDir).length;
 
     for (const p of ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/generate']) {
-      // No max_tokens: the whole context (8.2e-4 USD); 30 inputs of up to 512 tokens at 0.02 (3.1e-4);
-      // /generate's default 128 new tokens (2.4e-4).
-      const body = p === '/v1/embeddings' ? JSON.stringify({ model: 'svc/tiny-embed', input: Array.from({ length: 30 }, () => 'x') }) : p === '/generate' ? JSON.stringify({ text: 'x' }) : p === '/v1/completions' ? JSON.stringify({ model: 'svc/tiny-chat', prompt: 'x' }) : chatBody('More');
+      // No max_tokens: the context the prompt leaves (8.2e-4 USD); 30 inputs of 512 tokens at 0.02
+      // (3.1e-4); /generate with 1000 new tokens (4e-4).
+      const body =
+        p === '/v1/embeddings'
+          ? JSON.stringify({ model: 'svc/tiny-embed', input: Array.from({ length: 30 }, () => Array<number>(512).fill(5)) })
+          : p === '/generate'
+            ? JSON.stringify({ text: 'x', sampling_params: { max_new_tokens: 1000 } })
+            : p === '/v1/completions'
+              ? JSON.stringify({ model: 'svc/tiny-chat', prompt: 'x' })
+              : chatBody('More');
       const res = await fetch(`${server.url}${p}`, { method: 'POST', headers, body });
       expect(res.status, p).toBe(429);
       expect(res.headers.get('x-should-retry')).toBe('false');

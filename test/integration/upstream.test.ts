@@ -206,8 +206,8 @@ describe('an upstream model', () => {
     for (let i = 0; i < 3; i++) statuses.push((await post(front.url, '/v1/embeddings', keys.limited!, { model: 'svc/remote-embed', input: 'x' })).status);
     expect(statuses).toEqual([200, 200, 429]);
 
-    // Each request holds a whole context of input (2048 × 0.10 USD per 1M) at admission and
-    // settles to its real tokens: once the spend leaves no room for that hold, 429.
+    // Each request holds its input's bound (its 480 bytes and a few tokens, × 0.10 USD per 1M)
+    // at admission and settles to its real tokens: once the spend leaves no room for that hold, 429.
     const input = 'the sea '.repeat(60);
     const seen: number[] = [];
     for (let i = 0; i < 40 && !seen.includes(429); i++) {

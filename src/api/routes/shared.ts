@@ -41,8 +41,10 @@ export async function streamThenSettle(set: GenerationSet, charge: GenerationCha
   }
 }
 
-/** Waits for a stream's first sign of life; an early failure frees the hold. */
+/** Waits for a stream's first sign of life; an early failure frees the hold. From here on
+ * the hold records what the stream delivers, so a crash of this process still charges it. */
 export async function startStream(set: GenerationSet, charge: GenerationCharge): Promise<void> {
+  charge.streaming(set);
   try {
     await set.started();
   } catch (err) {

@@ -23,13 +23,15 @@ function send(endpoint: UpstreamEndpoint, body: Body, req: UpstreamRequest): Pro
   return forwardGeneration(endpoint, body, req);
 }
 
-/** Holds the most the request can cost: every prompt as long as the context, every completion max_tokens (or the rest). */
+/** Holds the most the request can cost: every prompt at most its bound from the request's
+ * text (and the context), every completion max_tokens (or the rest). */
 function reserve(runtime: Runtime, p: Principal, model: ModelState, endpoint: UpstreamEndpoint, body: Body): Promise<Hold> {
   const shape = costShape(endpoint, body);
   const price = runtime.catalog().find((e) => e.id === model.id)?.price ?? { input_per_1m: 0, output_per_1m: 0 };
+  const ctx = model.context_length;
   const maxCostUsd = shape.embedding
-    ? costUsd(runtime, model.id, shape.prompts * model.context_length, 0)
-    : shape.prompts * maxPromptCost(price, model.context_length, undefined, shape.n, shape.maxTokens);
+    ? costUsd(runtime, model.id, shape.prompts.reduce((sum, b) => sum + Math.min(b, ctx), 0), 0)
+    : shape.prompts.reduce((sum, b) => sum + maxPromptCost(price, ctx, { atMost: b }, shape.n, shape.maxTokens), 0);
   return runtime.access.reserve(p, { model: model.id, maxCostUsd });
 }
 
@@ -50,6 +52,7 @@ export function upstreamOr(deps: RouteDeps, endpoint: UpstreamEndpoint, local: (
         pool,
         deps: upstreams.deps,
         signal: c.req.raw.signal,
+        delivered: (u) => hold.delivered?.(usageRecord(runtime, id, u)),
         charge: (u, beforeReply = false) => {
           if (u) runtime.observer?.upstreamTokens?.(id, u.prompt_tokens, u.completion_tokens);
           return hold.settle(u && usageRecord(runtime, id, u), { beforeReply });

@@ -30,6 +30,7 @@ export function forwardEngine(call: WorkerCall, served: ServedModels): Required<
     generate: (req, onToken) => call((api) => generateInOrder(api, req, onToken)),
     cancel: (id) => call((api) => api.cancel(id)),
     embed: (req) => call((api) => api.embed(req)),
+    countTokens: (req) => call((api) => ops(api).countTokens(req)),
     dispose: () => call((api) => api.dispose()),
     add: (entry) =>
       call((api) => ops(api).add(entry)).then((state) => {
