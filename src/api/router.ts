@@ -9,6 +9,7 @@ import { ApiError, errorToResponse, jsonResponse } from './errors.js';
 import { requestIdFrom } from './ids.js';
 import { IncidentLog } from './incidents.js';
 import { chatCompletions } from './routes/chat-completions.js';
+import { responses } from './routes/responses.js';
 import { completions } from './routes/completions.js';
 import { embeddings } from './routes/embeddings.js';
 import { generate } from './routes/generate.js';
@@ -157,6 +158,7 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   route('GET', `${base}/models/:id{.+}`, getModel(deps));
   route('POST', `${base}/chat/completions`, upstreamOr(deps, 'chat', chatCompletions(deps)));
   route('POST', `${base}/completions`, upstreamOr(deps, 'completion', completions(deps)));
+  route('POST', `${base}/responses`, responses(deps));
   route('POST', `${base}/embeddings`, upstreamOr(deps, 'embedding', embeddings(deps)));
   route('POST', '/generate', upstreamOr(deps, 'generate', generate(deps)));
   route('GET', '/metrics', metrics(deps), false);

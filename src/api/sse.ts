@@ -1,7 +1,9 @@
 // Server-sent events as OpenAI writes them: `data: {json}\n\n` per chunk, then
 // `data: [DONE]\n\n`. Once the headers are out an error can no longer change the
 // status, so it travels as a `data: {"error":{...}}` event and the stream ends
-// (the openai SDK throws on a chunk with an `error` key).
+// (the openai SDK throws on a chunk with an `error` key). The Responses API names each
+// event instead (`event: response.created`), sends no [DONE], and ends a failure with an
+// event of its own (`named`).
 import { mapError } from './errors.js';
 
 export interface SseOptions {
@@ -11,6 +13,8 @@ export interface SseOptions {
   onClose?: () => void;
   requestId?: string;
   headers?: Record<string, string>;
+  /** Responses-style: each event named by its `type`, no [DONE]; `failed` makes the last event of a stream that failed. */
+  named?: { failed: (err: unknown) => { type: string } };
 }
 
 export type SseSend = (data: unknown) => void;
@@ -23,6 +27,7 @@ export const SSE_HEADERS: Record<string, string> = {
 
 const encoder = new TextEncoder();
 const frame = (payload: string) => encoder.encode(`data: ${payload}\n\n`);
+const namedFrame = (data: { type: string }) => encoder.encode(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
 
 /** Runs `produce`, sending each object it passes to `send` as soon as it is passed. */
 export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: SseOptions = {}): Response {
@@ -38,7 +43,7 @@ export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: Sse
     start(controller) {
       const send: SseSend = (data) => {
         if (closed) return;
-        controller.enqueue(frame(JSON.stringify(data)));
+        controller.enqueue(opts.named ? namedFrame(data as { type: string }) : frame(JSON.stringify(data)));
       };
       const finish = (last?: Uint8Array) => {
         if (closed) return;
@@ -49,12 +54,16 @@ export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: Sse
       // Not awaited: start() must return so the first chunks can be read while we produce.
       void produce(send).then(
         () => {
-          finish(frame('[DONE]'));
+          finish(opts.named ? undefined : frame('[DONE]'));
           notifyClose();
         },
         (err: unknown) => {
-          const m = mapError(err, opts.requestId);
-          finish(m ? frame(JSON.stringify(m.body)) : undefined);
+          if (opts.named) {
+            finish(closed ? undefined : namedFrame(opts.named.failed(err)));
+          } else {
+            const m = mapError(err, opts.requestId);
+            finish(m ? frame(JSON.stringify(m.body)) : undefined);
+          }
           notifyClose();
         },
       );

@@ -1,0 +1,156 @@
+// POST /v1/responses body → the chat call the engine runs. The Responses API is chat
+// completions in other clothes: `input` items become messages (`instructions` the leading
+// system message; function_call and function_call_output items assistant tool calls and
+// tool messages), `text.format` the response_format, function tools the chat tools. The
+// result goes through the chat schema, so both endpoints decode, constrain and sample alike.
+import { z } from 'zod';
+import { invalidRequest } from '../errors.js';
+import type { ToolSyntax } from '../../engine/protocol.js';
+import { chatRequestSchema, toChatCall, type ChatCall } from './chat.js';
+import * as c from './common.js';
+
+const jsonObject = z.record(z.string(), z.unknown());
+const name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A name must be 1-64 letters, digits, underscores or dashes.' });
+
+/** Text parts of a message; any other part (images, files, audio) is refused naming its type. */
+const textPart = z.looseObject({ type: z.string(), text: z.unknown().optional() }).superRefine((p, ctx) => {
+  if (p.type !== 'input_text' && p.type !== 'output_text' && p.type !== 'text') {
+    ctx.addIssue({ code: 'custom', path: ['type'], message: `Content parts of type '${p.type}' are not supported; only 'input_text' and 'output_text' parts are.` });
+  } else if (typeof p.text !== 'string') {
+    ctx.addIssue({ code: 'custom', path: ['text'], message: 'A text part needs a string `text`.' });
+  }
+});
+
+const message = z.object({
+  type: z.literal('message').optional(),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content: z.union([z.string(), z.array(textPart)]),
+});
+
+const functionCall = z.object({
+  type: z.literal('function_call'),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+  id: z.string().nullish(),
+  status: z.string().nullish(),
+});
+
+const functionCallOutput = z.object({
+  type: z.literal('function_call_output'),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(textPart)]),
+  id: z.string().nullish(),
+  status: z.string().nullish(),
+});
+
+/** Items by their `type` (a message may leave it out); an unknown type is refused naming it. */
+const inputItem = z.unknown().transform((item, ctx) => {
+  const type = (item as { type?: unknown } | null)?.type ?? 'message';
+  const schema = type === 'message' ? message : type === 'function_call' ? functionCall : type === 'function_call_output' ? functionCallOutput : undefined;
+  if (!schema) {
+    ctx.addIssue({ code: 'custom', path: ['type'], message: `Input items of type '${String(type)}' are not supported; Hearth takes messages, function_call and function_call_output items.` });
+    return z.NEVER;
+  }
+  const r = schema.safeParse(item);
+  if (!r.success) {
+    for (const issue of r.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+    return z.NEVER;
+  }
+  return r.data as z.output<typeof message> | z.output<typeof functionCall> | z.output<typeof functionCallOutput>;
+});
+
+/** Function tools; the built-in ones (web search, file search, computer use, code interpreter, MCP, …) are refused by name. */
+const tool = z.unknown().transform((t, ctx) => {
+  const type = (t as { type?: unknown } | null)?.type;
+  if (type !== 'function') {
+    ctx.addIssue({ code: 'custom', path: ['type'], message: `The built-in tool '${String(type)}' is not available on Hearth; only 'function' tools are.` });
+    return z.NEVER;
+  }
+  const r = z.object({ type: z.literal('function'), name, description: z.string().nullish(), parameters: jsonObject.nullish(), strict: z.boolean().nullish() }).safeParse(t);
+  if (!r.success) {
+    for (const issue of r.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+    return z.NEVER;
+  }
+  return r.data;
+});
+
+const format = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({ type: z.literal('json_schema'), name, schema: jsonObject, description: z.string().nullish(), strict: z.boolean().nullish() }),
+]);
+
+export const responsesRequestSchema = z.object({
+  model: c.modelId,
+  input: z.union([z.string(), z.array(inputItem)]),
+  instructions: z.string().nullish(),
+  max_output_tokens: c.positiveInt,
+  temperature: c.temperature,
+  top_p: c.topP,
+  stream: z.boolean().nullish(),
+  tools: z.array(tool).nullish(),
+  tool_choice: z
+    .union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), name: z.string() })])
+    .nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  text: z.object({ format: format.nullish() }).nullish(),
+  previous_response_id: z.string().nullish(),
+  store: z.boolean().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+  user: z.string().nullish(),
+  seed: c.seed,
+});
+
+export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
+
+type ChatMessageBody = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
+
+type Item = z.output<typeof message> | z.output<typeof functionCall> | z.output<typeof functionCallOutput>;
+const isMessage = (item: Item): item is z.output<typeof message> => item.type === undefined || item.type === 'message';
+
+const joinText = (v: string | { text?: unknown }[]) => (typeof v === 'string' ? v : v.map((p) => p.text as string).join(''));
+
+/** The conversation as chat messages: function calls in a row join one assistant message. */
+export function toMessages(b: ResponsesRequest): ChatMessageBody[] {
+  const out: ChatMessageBody[] = [];
+  if (b.instructions) out.push({ role: 'system', content: b.instructions });
+  const items = typeof b.input === 'string' ? [{ role: 'user' as const, content: b.input }] : b.input;
+  for (const item of items) {
+    if (isMessage(item)) {
+      out.push({ role: item.role, content: joinText(item.content) });
+    } else if (item.type === 'function_call') {
+      const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      const last = out.at(-1);
+      if (last?.role === 'assistant' && last.tool_calls) last.tool_calls.push(call);
+      else out.push({ role: 'assistant', content: null, tool_calls: [call] });
+    } else {
+      out.push({ role: 'tool', tool_call_id: item.call_id, content: joinText(item.output) });
+    }
+  }
+  return out;
+}
+
+/** The chat call for a Responses request: one reply, its grammar errors blamed on Responses fields. */
+export function toResponsesCall(b: ResponsesRequest, syntax?: ToolSyntax): ChatCall {
+  const messages = toMessages(b);
+  if (!messages.length) throw invalidRequest('The input has no items.', 'input');
+  const f = b.text?.format;
+  const chat = c.parseBody(chatRequestSchema, {
+    model: b.model,
+    messages,
+    temperature: b.temperature,
+    top_p: b.top_p,
+    max_completion_tokens: b.max_output_tokens,
+    user: b.user,
+    seed: b.seed,
+    tools: b.tools?.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters, strict: t.strict } })),
+    tool_choice: typeof b.tool_choice === 'object' && b.tool_choice ? { type: 'function', function: { name: b.tool_choice.name } } : b.tool_choice,
+    parallel_tool_calls: b.parallel_tool_calls,
+    response_format: f?.type === 'json_schema' ? { type: 'json_schema', json_schema: { name: f.name, schema: f.schema, description: f.description, strict: f.strict } } : f,
+  });
+  const call = toChatCall(chat, syntax);
+  const grammar = call.sampling.grammar;
+  if (grammar && 'param' in grammar && grammar.param === 'response_format') grammar.param = 'text.format';
+  return call;
+}
