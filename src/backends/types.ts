@@ -22,6 +22,11 @@ export interface Backend {
   /** Reads a file of a local model folder: config.json, generation_config.json. */
   readText(path: string): Promise<string>;
   exists(path: string): Promise<boolean>;
+  /**
+   * `length` bytes of a file from `offset` (fewer at its end), to read an ONNX graph's op types
+   * without loading its weights (graph-ops.ts).
+   */
+  readRange?(path: string, offset: number, length: number): Promise<Uint8Array>;
   /** A file's size in bytes without reading it (undefined when unknown), for the fit check. */
   fileSize?(path: string): Promise<number | undefined>;
   /** What the device offers (free memory, storage quota, largest buffer), checked before a load. */

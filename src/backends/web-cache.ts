@@ -169,6 +169,26 @@ export async function modelFileSize(url: string | URL): Promise<number | undefin
 }
 
 /**
+ * Bytes [offset, offset + length) of a model file: sliced from the cached copy without
+ * reading the rest (a Blob slice), else asked of the server as a range. A server that
+ * answers with the whole file has it kept a few seconds, for the scan's next ranges.
+ */
+export async function readModelRange(url: string | URL, offset: number, length: number): Promise<Uint8Array> {
+  const href = sourceURL(absoluteURL(url));
+  const hit = await (await openCache())?.match(href);
+  if (hit) return new Uint8Array(await (await hit.blob()).slice(offset, offset + length).arrayBuffer());
+  if (wholeFile?.href !== href) {
+    const res = await fetch(href, { headers: { Range: `bytes=${offset}-${offset + length - 1}` } });
+    if (!res.ok) throw new Error(`Could not fetch ${href}: HTTP ${res.status}`);
+    if (res.status === 206) return new Uint8Array(await res.arrayBuffer());
+    wholeFile = { href, bytes: new Uint8Array(await res.arrayBuffer()) };
+    setTimeout(() => (wholeFile = undefined), 10_000);
+  }
+  return wholeFile.bytes.slice(offset, offset + length);
+}
+let wholeFile: { href: string; bytes: Uint8Array } | undefined;
+
+/**
  * A `fetch` for libraries that fetch model files themselves (transformers.js's
  * tokenizer loader): the same cache-first path, answered as a Response.
  */

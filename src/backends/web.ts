@@ -6,7 +6,7 @@ import * as ort from 'onnxruntime-web';
 import type { Device } from '../engine/protocol.js';
 import type { Backend } from './types.js';
 import type { DeviceBudget } from '../engine/models/fit.js';
-import { fetchModelFile, modelFileExists, modelFileSize, type FileProgress } from './web-cache.js';
+import { fetchModelFile, modelFileExists, modelFileSize, readModelRange, type FileProgress } from './web-cache.js';
 import { copyOnGpu, type GpuDevice } from './web-kv-copy.js';
 
 export type WebDevice = Extract<Device, 'webgpu' | 'wasm'>;
@@ -93,6 +93,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
         }
       : {}),
     fileSize: (path) => modelFileSize(path),
+    readRange: (path, offset, length) => readModelRange(path, offset, length),
     budget: () => webBudget(device),
     async readText(path) {
       return new TextDecoder().decode(await load(path));

@@ -149,7 +149,7 @@ export class Scheduler {
       budget -= tokens;
       chunks.push({ item: seq, past: seq.prefilled, tokens });
     }
-    for (const group of prefillGroups(chunks, this.maxBatch)) {
+    for (const group of prefillGroups(chunks, this.maxBatch, (c) => this.lm.runsAlone(c))) {
       try {
         await this.prefill(group);
       } catch (e) {

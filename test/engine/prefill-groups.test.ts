@@ -21,6 +21,15 @@ describe('prefill groups', () => {
     expect(items(groups)).toContainEqual(['cached']);
   });
 
+  it('gives a chunk the graph must run alone a group of its own, and groups the others as before', () => {
+    const chunks = [chunk('fresh1', 20), chunk('cached1', 12, 30), chunk('fresh2', 22), chunk('cached2', 14, 40), chunk('fresh3', 21)];
+    const groups = prefillGroups(chunks, 16, (c) => c.past > 0);
+    expect(items(groups)).toHaveLength(3);
+    expect(items(groups)).toContainEqual(['fresh1', 'fresh2', 'fresh3']);
+    expect(items(groups)).toContainEqual(['cached1']);
+    expect(items(groups)).toContainEqual(['cached2']);
+  });
+
   it('puts every chunk in exactly one group of at most maxRows', () => {
     const chunks = Array.from({ length: 40 }, (_, i) => chunk(`s${i}`, 10 + (i % 7)));
     const groups = prefillGroups(chunks, 16);

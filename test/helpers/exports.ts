@@ -25,6 +25,8 @@ export const EXPORT_VARIANTS = [
   ['granite-export', 'q4'],
   ['smollm3-export', 'fp32'],
   ['smollm3-export', 'q4f16'],
+  ['llama3_2-fused-export', 'fp32'],
+  ['llama3_2-fused-export', 'q4'],
 ] as const;
 
 /** Families whose chat template raises on a system message (it is left out of their parity prompts). */

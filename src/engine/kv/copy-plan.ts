@@ -1,12 +1,12 @@
 // Every batch change of the KV cache (packing sequences into a batch, taking a row
 // out, slicing a prefix) moves whole (row, head) runs: in the [rows, kv_heads, width,
 // head_dim] layout a row's `length × head_dim` entries of one head are contiguous in
-// both source and destination. So each change is a list of contiguous range copies,
+// both source and destination, whichever side the row is padded on. So each change is a list of contiguous range copies,
 // worked out once here and run by either executor: the host one below (TypedArray.set)
 // or a backend's device one (WebGPU: copyBufferToBuffer), which never reads the cache
 // back to the CPU.
 
-import { allocLike, type KvArray } from '../models/interface.js';
+import { allocLike, type KvArray, type PaddingSide } from '../models/interface.js';
 import type { KvShape } from './layout.js';
 
 /**
@@ -31,8 +31,8 @@ export interface CopyRange {
 }
 
 /**
- * A left-padded batch of the given rows, of the smallest width that holds them: its
- * [rows, kv_heads, width, head_dim] dims, element count, pads, and the copies that fill
+ * A batch of the given rows, padded on one side, of the smallest width that holds them:
+ * its [rows, kv_heads, width, head_dim] dims, element count, pads, and the copies that fill
  * it. Entries no range writes (the padding) must be zero, not garbage: the mask gives
  * them probability 0, and 0 × NaN would still poison attention.
  */
@@ -41,6 +41,7 @@ export interface CopyPlan {
   size: number;
   width: number;
   pads: number[];
+  padding: PaddingSide;
   ranges: CopyRange[];
 }
 
@@ -49,13 +50,14 @@ export function seqRow(source: number, length: number): RowRef {
   return { source, row: 0, width: length, from: 0, length };
 }
 
-/** Row r of a left-padded batch as source `source` (its real entries only). */
-export function batchRow(source: number, batch: { width: number; pads: number[] }, r: number): RowRef {
-  return { source, row: r, width: batch.width, from: batch.pads[r], length: batch.width - batch.pads[r] };
+/** Row r of a batch (left-padded unless it says otherwise) as source `source`: its real entries only. */
+export function batchRow(source: number, batch: { width: number; pads: number[]; padding?: PaddingSide }, r: number): RowRef {
+  const from = batch.padding === 'right' ? 0 : batch.pads[r];
+  return { source, row: r, width: batch.width, from, length: batch.width - batch.pads[r] };
 }
 
-/** The copies that gather `rows` (row i of the result from rows[i]) into one left-padded batch. */
-export function gatherPlan(shape: KvShape, rows: RowRef[]): CopyPlan {
+/** The copies that gather `rows` (row i of the result from rows[i]) into one batch padded on `padding`'s side. */
+export function gatherPlan(shape: KvShape, rows: RowRef[], padding: PaddingSide = 'left'): CopyPlan {
   const { kvHeads: H, headDim: D } = shape;
   const width = Math.max(0, ...rows.map((r) => r.length));
   const pads = rows.map((r) => width - r.length);
@@ -65,7 +67,7 @@ export function gatherPlan(shape: KvShape, rows: RowRef[]): CopyPlan {
       const range = {
         source: ref.source,
         from: ((ref.row * H + h) * ref.width + ref.from) * D,
-        to: ((i * H + h) * width + pads[i]) * D,
+        to: ((i * H + h) * width + (padding === 'left' ? pads[i] : 0)) * D,
         count: ref.length * D,
       };
       // Runs that continue each other on both sides (unpadded heads of a whole row) are one copy.
@@ -75,7 +77,7 @@ export function gatherPlan(shape: KvShape, rows: RowRef[]): CopyPlan {
       } else if (range.count > 0) ranges.push(range);
     }
   });
-  return { dims: [rows.length, H, width, D], size: rows.length * H * width * D, width, pads, ranges };
+  return { dims: [rows.length, H, width, D], size: rows.length * H * width * D, width, pads, padding, ranges };
 }
 
 /**
@@ -93,7 +95,8 @@ export function runOnHost(plan: CopyPlan, sources: KvArray[][]): KvArray[] {
 /**
  * One sequence cache made of several position ranges [from, to) of row `row` of a
  * [rows, kv_heads, width, head_dim] source, in order: a batched prefill's row is its
- * cached past, then its new tokens after their padding.
+ * cached past, then its new tokens after their padding (left-padded), or its new tokens
+ * before theirs (right-padded).
  */
 export function splicePlan(shape: KvShape, row: number, width: number, ranges: [number, number][]): CopyPlan {
   const { kvHeads: H, headDim: D } = shape;
@@ -106,5 +109,5 @@ export function splicePlan(shape: KvShape, row: number, width: number, ranges: [
       to += (end - from) * D;
     }
   }
-  return { dims: [1, H, length, D], size: H * length * D, width: length, pads: [0], ranges: copies };
+  return { dims: [1, H, length, D], size: H * length * D, width: length, pads: [0], padding: 'left', ranges: copies };
 }

@@ -1,11 +1,12 @@
 // KV caches in the transformers.js layout: per layer a key and a value tensor of
 // shape [batch, kv_heads, length, head_dim]. A batch of sequences with different
-// lengths is left-padded: row r's real entries sit at the right end, and the
-// attention mask hides the padding. Arrays keep the model's own element type
-// (float32, or float16 held as Uint16Array): copies never widen them.
+// lengths is padded on the side the graph needs (PaddingSide): on the left for plain
+// attention, row r's real entries at the right end and the attention mask hiding the
+// padding; on the right for GroupQueryAttention, each row a prefix. Arrays keep the
+// model's own element type (float32, or float16 held as Uint16Array): copies never widen them.
 
 import type { Tensor } from '../../backends/types.js';
-import type { KvArray } from '../models/interface.js';
+import type { KvArray, PaddingSide } from '../models/interface.js';
 import { gatherPlan, runOnHost, seqRow } from './copy-plan.js';
 
 export interface KvShape {
@@ -32,13 +33,16 @@ export type SeqCache = SeqKv | DeviceSeqKv;
 export const isOnDevice = (kv: SeqCache): kv is DeviceSeqKv => 'device' in kv;
 
 /**
- * A left-padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim]. On WebGPU
+ * A padded batch: 2 × layers arrays of [rows, kv_heads, width, head_dim], row r holding
+ * width − pads[r] entries (after its padding, or before it where `padding` is 'right'). On WebGPU
  * the cache stays in GPU buffers (`device`, onnxruntime tensors fed back as the next
  * step's past, and repacked on the GPU when the batch changes); `data` is then null.
  */
 export interface BatchKv {
   width: number;
   pads: number[];
+  /** Absent: 'left'. */
+  padding?: PaddingSide;
   data: KvArray[] | null;
   device?: Tensor[];
 }

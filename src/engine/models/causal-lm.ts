@@ -3,7 +3,8 @@ import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan, type CopyPlan } fr
 import { isOnDevice, type BatchKv, type KvShape, type SeqCache, type SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
-import { createModelSession, joinPath, readJson } from './files.js';
+import { createModelSession, joinPath, onnxFileFor, readJson } from './files.js';
+import { readGraphOps } from './graph-ops.js';
 import { emptyKv, readDecoderInterface, toFloat32, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 
 interface LlmConfig extends DecoderConfig {
@@ -15,9 +16,11 @@ interface LlmConfig extends DecoderConfig {
 /**
  * A decoder-only model exported the way transformers.js expects (input_ids,
  * attention_mask, past_key_values.N.key|value, and position_ids, num_logits_to_keep,
- * use_cache_branch where the graph has them → logits, present.N.*). What it feeds,
- * and in which types, comes from the session (interface.ts). It only runs the
- * graph; sequences, sampling and scheduling live elsewhere.
+ * use_cache_branch where the graph has them → logits, present.N.*), or the way
+ * onnxruntime-genai's model builder writes it (GroupQueryAttention: no position_ids, each
+ * row's cache a prefix, so batches are padded on the right). What it feeds, in which
+ * types, and which side it pads comes from the session and the graph (interface.ts). It
+ * only runs the graph; sequences, sampling and scheduling live elsewhere.
  */
 export class CausalLM {
   private constructor(
@@ -38,7 +41,8 @@ export class CausalLM {
     const session = await createModelSession(backend, folder, entry, presents);
     let io: DecoderInterface;
     try {
-      io = readDecoderInterface(session, config);
+      const ops = await readGraphOps(backend, joinPath(folder, onnxFileFor(entry, backend.device)));
+      io = readDecoderInterface(session, config, 'logits', ops);
     } catch (e) {
       await session.release();
       throw e;
@@ -78,34 +82,60 @@ export class CausalLM {
   }
 
   /**
-   * Prefills several sequences in one run, each row its new tokens after its cached ones.
-   * Rows are left-padded twice, the pasts to the longest past and the new tokens to the
-   * longest chunk; the mask hides both paddings and the positions count real tokens only,
-   * so each row sees exactly what it would see alone.
+   * Whether a prompt chunk after `past` cached tokens needs a graph run of its own: with
+   * GroupQueryAttention onnxruntime takes several rows in one run only as first prompts (no
+   * past) or one token each, so a chunk after a past is not grouped with others.
+   */
+  runsAlone(chunk: { past: number; tokens: number }): boolean {
+    return !this.io.batchesPrefixedChunks && chunk.past > 0;
+  }
+
+  /**
+   * Prefills several sequences in one run, each row its new tokens after its cached ones,
+   * the mask hiding the padding and the positions counting real tokens only, so each row
+   * sees exactly what it would see alone. Left padding: the pasts padded to the longest
+   * past, the new tokens to the longest chunk, each on the left. Right padding
+   * (GroupQueryAttention): each row a prefix, its past then its new tokens from slot 0, its
+   * logits taken at its own last token; where onnxruntime cannot run the rows together
+   * (several tokens after a past) each runs alone.
    */
   async prefillMany(items: { tokens: number[]; past: SeqCache | null }[]): Promise<{ logits: Float32Array; kv: SeqCache }[]> {
     if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past)];
     const W = Math.max(...items.map((it) => it.past?.length ?? 0));
     const S = Math.max(...items.map((it) => it.tokens.length));
-    // The pasts, left-padded into one batch (rows without one copy nothing: source 0 stands in).
+    if (!this.io.batchesPrefixedChunks && W > 0 && S > 1) {
+      const results = [];
+      for (const it of items) results.push(await this.prefill(it.tokens, it.past));
+      return results;
+    }
+    const right = this.io.padding === 'right';
+    // The pasts, padded into one batch (rows without one copy nothing: source 0 stands in).
     const pasts = items.flatMap((it) => (it.past ? [it.past] : []));
     let source = 0;
     const rows = items.map((it) => seqRow(it.past ? source++ : 0, it.past?.length ?? 0));
-    const packed = pasts.length ? await this.copy(gatherPlan(this.kvShape, rows), pasts.map(tensorsOf), 'batch') : null;
+    const packed = pasts.length ? await this.copy(gatherPlan(this.kvShape, rows, this.io.padding), pasts.map(tensorsOf), 'batch') : null;
     const mask = new BigInt64Array(items.length * (W + S));
     const ids: number[][] = [];
     const positions: number[][] = [];
     items.forEach(({ tokens, past }, r) => {
       const p = past?.length ?? 0;
-      const pad = S - tokens.length;
-      mask.fill(1n, r * (W + S) + W - p, r * (W + S) + W);
-      mask.fill(1n, r * (W + S) + W + pad, (r + 1) * (W + S));
-      ids.push([...new Array<number>(pad).fill(tokens[0]), ...tokens]);
-      positions.push(Array.from({ length: S }, (_, k) => Math.max(0, p + k - pad)));
+      const pad = new Array<number>(S - tokens.length).fill(tokens[0]);
+      const row = r * (W + S);
+      if (right) {
+        mask.fill(1n, row, row + p + tokens.length);
+        ids.push([...tokens, ...pad]);
+        positions.push(Array.from({ length: S }, (_, k) => p + Math.min(k, tokens.length - 1)));
+      } else {
+        mask.fill(1n, row + W - p, row + W);
+        mask.fill(1n, row + W + pad.length, row + W + S);
+        ids.push([...pad, ...tokens]);
+        positions.push(Array.from({ length: S }, (_, k) => Math.max(0, p + k - pad.length)));
+      }
     });
     let out: Awaited<ReturnType<CausalLM['run']>>;
     try {
-      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null);
+      // Right-padded rows end at different positions: every position's logits come back.
+      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1 });
     } finally {
       for (const t of packed?.device ?? []) t.dispose();
     }
@@ -114,14 +144,15 @@ export class CausalLM {
     const presents = out.kv.some((t) => t.location === 'gpu-buffer') ? out.kv : out.kv.map((t) => t.data as KvArray);
     const results = [];
     for (const [r, { tokens, past }] of items.entries()) {
-      const plan = splicePlan(this.kvShape, r, W + S, [
-        [W - (past?.length ?? 0), W],
-        [W + S - tokens.length, W + S],
-      ]);
+      const p = past?.length ?? 0;
+      const ranges: [number, number][] = right ? [[0, p + tokens.length]] : [[W - p, W], [W + S - tokens.length, W + S]];
+      const plan = splicePlan(this.kvShape, r, W + S, ranges);
       const kv = await this.copy(plan, [presents], 'batch');
+      // A right-padded row ends at its own last token; left-padded ones all end at the last
+      // position (the only one num_logits_to_keep leaves).
+      const at = right && len === S ? tokens.length - 1 : len - 1;
       results.push({
-        // With num_logits_to_keep only the last position comes back; every row ends there.
-        logits: toFloat32(out.logits, (r * len + len - 1) * vocab, (r * len + len) * vocab),
+        logits: toFloat32(out.logits, (r * len + at) * vocab, (r * len + at + 1) * vocab),
         kv: kv.device ? { length: plan.width, device: kv.device } : { length: plan.width, data: kv.data },
       });
     }
@@ -129,32 +160,40 @@ export class CausalLM {
     return results;
   }
 
-  /** One decode step for a left-padded batch: row r takes `tokens[r]` and returns its next-token logits. */
+  /**
+   * One decode step for a padded batch: row r takes `tokens[r]` and returns its next-token
+   * logits. A right-padded row's new entry lands right after its own (GroupQueryAttention
+   * writes it at slot seqlens_k), so its padding stays on the right.
+   */
   async decode(tokens: number[], batch: BatchKv, timings?: StepTimings): Promise<{ logits: Float32Array[]; kv: BatchKv }> {
-    const { width, pads } = batch;
+    const { width, pads, padding } = batch;
     const t0 = performance.now();
     const mask = new BigInt64Array(tokens.length * (width + 1));
-    pads.forEach((pad, r) => mask.fill(1n, r * (width + 1) + pad, (r + 1) * (width + 1)));
-    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, timings, t0);
+    pads.forEach((pad, r) => {
+      const row = r * (width + 1);
+      if (padding === 'right') mask.fill(1n, row, row + width - pad + 1);
+      else mask.fill(1n, row + pad, row + width + 1);
+    });
+    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0 });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const t1 = performance.now();
     const vocab = out.logits.dims[2];
     const all = toFloat32(out.logits, 0, tokens.length * vocab);
     const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
-    const kv: BatchKv = onDevice ? { width: width + 1, pads, data: null, device: out.kv } : { width: width + 1, pads, data: out.kv.map((t) => t.data as KvArray) };
+    const kv: BatchKv = onDevice ? { width: width + 1, pads, padding, data: null, device: out.kv } : { width: width + 1, pads, padding, data: out.kv.map((t) => t.data as KvArray) };
     timings?.lap('logits', t1);
     return { logits, kv };
   }
 
+  /** `keepAll`: every position's logits, where the graph could keep only the last. */
   private async run(
     ids: number[][],
     positions: number[][],
     mask: BigInt64Array,
     pastLen: number,
     past: KvArray[] | Tensor[] | null,
-    timings?: StepTimings,
-    started = 0,
+    { timings, started = 0, keepAll = false }: { timings?: StepTimings; started?: number; keepAll?: boolean } = {},
   ): Promise<{ logits: Tensor; kv: Tensor[] }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -168,7 +207,8 @@ export class CausalLM {
       const start = BigInt(io.positionStart);
       feeds.position_ids = new Tensor('int64', BigInt64Array.from(positions.flat(), (p) => BigInt(p) + start), [rows, len]);
     }
-    if (io.numLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(1n), []);
+    // 0 keeps them all (the graph slices the last −0 = 0 positions on).
+    if (io.numLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(keepAll ? 0n : 1n), []);
     if (io.useCacheBranch) feeds.use_cache_branch = new Tensor('bool', Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
     const kvDims = [rows, io.kvHeads, pastLen, io.headDim];
     const empty = emptyKv(io.kvType);
@@ -199,9 +239,9 @@ export class CausalLM {
       const first = keep.length ? 1 : 0;
       const rows = [...keep.map((r) => batchRow(0, batch!, r)), ...joining.map((kv, i) => seqRow(first + i, kv.length))];
       const sources = [...(keep.length ? [tensorsOf(batch!)] : []), ...joining.map(tensorsOf)];
-      const plan = gatherPlan(this.kvShape, rows);
+      const plan = gatherPlan(this.kvShape, rows, this.io.padding);
       const out = await this.copy(plan, sources, 'batch');
-      return { width: plan.width, pads: plan.pads, ...out };
+      return { width: plan.width, pads: plan.pads, padding: plan.padding, ...out };
     } finally {
       this.release(batch);
       for (const kv of joining) this.release(kv);

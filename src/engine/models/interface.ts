@@ -2,6 +2,13 @@ import type { InferenceSession, Tensor } from '../../backends/types.js';
 
 /** KV element types real exports use: fp32 exports, and fp16 / q4f16 ones. */
 export type KvType = 'float32' | 'float16';
+/**
+ * Which side of a batch's rows holds the padding. 'left': a row's entries end at the batch's
+ * width (transformers.js's layout; plain attention masks any slot). 'right': a row is a
+ * prefix, its entries at [0, length): GroupQueryAttention reads row r's past as slots
+ * [0, seqlens_k[r]) and writes the new token's key and value right after them.
+ */
+export type PaddingSide = 'left' | 'right';
 /** A KV tensor's data in its own type (onnxruntime holds float16 as Uint16Array, or Float16Array where the runtime has it). */
 export type KvArray = Float32Array | Uint16Array;
 
@@ -23,6 +30,16 @@ export interface DecoderInterface {
   numLogitsToKeep: boolean;
   /** Merged decoders: true once a past is fed. */
   useCacheBranch: boolean;
+  /**
+   * The side a batch's rows are padded on: 'right' for graphs with GroupQueryAttention
+   * (onnxruntime-genai's builder), which reads each row's cache as a prefix, else 'left'.
+   */
+  padding: PaddingSide;
+  /**
+   * Whether one run may take several tokens of several rows after a past. GroupQueryAttention
+   * refuses it ("batch_size must be 1 when sequence_length > 1 and past context is given").
+   */
+  batchesPrefixedChunks: boolean;
 }
 
 const FLOAT_TYPES = new Set<string>(['float32', 'float16']);
@@ -42,9 +59,10 @@ export interface DecoderConfig {
 /**
  * Reads a decoder's interface; throws naming what the graph lacks when it is not one Hearth can feed.
  * `output` is `logits` for a causal LM, `last_hidden_state` for a decoder embedder's export
- * (its `logitsType` is then that output's type).
+ * (its `logitsType` is then that output's type). `ops`: the op types of the graph
+ * (graph-ops.ts), which decide how batches are laid out; unknown, plain attention is assumed.
  */
-export function readDecoderInterface(session: InferenceSession, config: DecoderConfig, output = 'logits'): DecoderInterface {
+export function readDecoderInterface(session: InferenceSession, config: DecoderConfig, output = 'logits', ops: ReadonlySet<string> = new Set()): DecoderInterface {
   const inputs = new Map(session.inputMetadata.map((m) => [m.name, m]));
   const outputs = new Map(session.outputMetadata.map((m) => [m.name, m]));
   const problems: string[] = [];
@@ -63,6 +81,7 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
   const logitsType = floatType(tensorMeta(outputs.get(output)!).type, output);
   // [batch, kv_heads, past_len, head_dim]: fixed numbers in real exports, else the config's.
   const [, heads, , dim] = past.shape;
+  const fusedAttention = ops.has('GroupQueryAttention');
   return {
     layers,
     kvHeads: typeof heads === 'number' ? heads : (config.num_key_value_heads ?? config.num_attention_heads),
@@ -73,6 +92,8 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
     positionStart: POSITIONS_FROM_ONE.has(config.model_type ?? '') ? 1 : 0,
     numLogitsToKeep: inputs.has('num_logits_to_keep'),
     useCacheBranch: inputs.has('use_cache_branch'),
+    padding: fusedAttention ? 'right' : 'left',
+    batchesPrefixedChunks: !fusedAttention,
   };
 }
 

@@ -2,15 +2,16 @@
 // checked on the host against the layout worked out element by element.
 import { describe, expect, it } from 'vitest';
 import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan } from '../../../src/engine/kv/copy-plan.js';
+import type { PaddingSide } from '../../../src/engine/models/interface.js';
 import type { BatchKv, SeqKv } from '../../../src/engine/kv/layout.js';
 
 const shape = { layers: 2, kvHeads: 3, headDim: 4 };
 const T = shape.layers * 2;
 
-/** Sequences packed into one left-padded batch by the plan, on the host. */
-function packBatch(seqs: SeqKv[]): BatchKv {
-  const plan = gatherPlan(shape, seqs.map((s, i) => seqRow(i, s.length)));
-  return { width: plan.width, pads: plan.pads, data: runOnHost(plan, seqs.map((s) => s.data)) };
+/** Sequences packed into one padded batch by the plan, on the host. */
+function packBatch(seqs: SeqKv[], padding: PaddingSide = 'left'): BatchKv {
+  const plan = gatherPlan(shape, seqs.map((s, i) => seqRow(i, s.length)), padding);
+  return { width: plan.width, pads: plan.pads, padding, data: runOnHost(plan, seqs.map((s) => s.data)) };
 }
 
 /** Row r of a host batch taken back out by the plan. */
@@ -30,16 +31,16 @@ function seq(id: number, length: number, Type: typeof Float32Array | typeof Uint
   return { length, data };
 }
 
-/** The left-padded batch of `seqs`, entry by entry: [rows, H, width, D], zero in the padding. */
-function expectedBatch(seqs: SeqKv[]): number[][] {
+/** The batch of `seqs` padded on `padding`'s side, entry by entry: [rows, H, width, D], zero in the padding. */
+function expectedBatch(seqs: SeqKv[], padding: PaddingSide = 'left'): number[][] {
   const { kvHeads: H, headDim: D } = shape;
   const width = Math.max(...seqs.map((s) => s.length));
   return Array.from({ length: T }, (_, t) => {
     const out: number[] = [];
     seqs.forEach((s) => {
       for (let h = 0; h < H; h++) for (let p = 0; p < width; p++) for (let d = 0; d < D; d++) {
-        const q = p - (width - s.length);
-        out.push(q < 0 ? 0 : s.data[t][(h * s.length + q) * D + d]);
+        const q = padding === 'left' ? p - (width - s.length) : p;
+        out.push(q < 0 || q >= s.length ? 0 : s.data[t][(h * s.length + q) * D + d]);
       }
     });
     return out;
@@ -83,6 +84,33 @@ describe('the KV copy plan', () => {
     const batch = packBatch([seq(1, 5), seq(2, 3)]);
     expect(gatherPlan(shape, [batchRow(0, batch, 1)]).ranges).toHaveLength(shape.kvHeads); // padded in the source
     expect(gatherPlan(shape, [batchRow(0, batch, 0)]).ranges).toEqual([{ source: 0, from: 0, to: 0, count: shape.kvHeads * 5 * shape.headDim }]);
+  });
+
+  it('packs sequences right-padded with zeros, each row a prefix, for GroupQueryAttention graphs', () => {
+    const seqs = [seq(1, 5), seq(2, 2), seq(3, 7)];
+    const batch = packBatch(seqs, 'right');
+    expect(batch.pads).toEqual([2, 5, 0]);
+    expect(batch.data!.map((a) => [...a])).toEqual(expectedBatch(seqs, 'right'));
+  });
+
+  it('takes each row of a right-padded batch back out as the sequence that went in', () => {
+    const seqs = [seq(1, 5), seq(2, 2), seq(3, 7)];
+    const batch = packBatch(seqs, 'right');
+    seqs.forEach((s, r) => {
+      const row = unpackRow(batch, r);
+      expect(row.length).toBe(s.length);
+      expect(row.data.map((a) => [...a])).toEqual(s.data.map((a) => [...a]));
+    });
+  });
+
+  it('repacks kept rows of a right-padded batch with joining sequences, as packing them afresh would', () => {
+    const old = [seq(1, 5), seq(2, 2), seq(3, 7)];
+    const batch = packBatch(old, 'right');
+    const joining = [seq(4, 9), seq(5, 1)];
+    const plan = gatherPlan(shape, [batchRow(0, batch, 1), batchRow(0, batch, 0), seqRow(1, 9), seqRow(2, 1)], 'right');
+    const out = runOnHost(plan, [batch.data!, ...joining.map((s) => s.data)]);
+    expect(plan.pads).toEqual([7, 4, 0, 8]);
+    expect(out.map((a) => [...a])).toEqual(expectedBatch([old[1], old[0], ...joining], 'right'));
   });
 
   it('keeps float16 caches in their own type', () => {
