@@ -3,7 +3,9 @@
 // CommonJS module it really is.
 import { readFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
-import type { XGrammar } from '../engine/structured/index.js';
+import type * as XGrammarModule from '@mlc-ai/web-xgrammar';
+
+type XGrammar = typeof XGrammarModule;
 
 export async function loadXGrammarInNode(): Promise<XGrammar> {
   const file = createRequire(import.meta.url).resolve('@mlc-ai/web-xgrammar');

@@ -5,7 +5,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from '../engine/errors.js';
-import { setXGrammarLoader } from '../engine/structured/index.js';
 import { feedHalvesAsUint16 } from './node-float16.js';
 import { loadXGrammarInNode } from './node-xgrammar.js';
 import type { Device } from '../engine/protocol.js';
@@ -19,10 +18,10 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
   if (device === 'wasm') {
     throw new EngineError('invalid_value', 'device "wasm" is for browsers; in Node use cpu, cuda or webgpu', 'device');
   }
-  setXGrammarLoader(loadXGrammarInNode);
   return {
     device,
     Tensor: ort.Tensor,
+    loadXGrammar: loadXGrammarInNode,
     async createSession(model) {
       const options: ort.InferenceSession.SessionOptions = {
         executionProviders: [device],

@@ -1,7 +1,18 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
-import type { CopyPlan } from '../engine/kv/copy-plan.js';
-import type { DeviceBudget } from '../engine/models/fit.js';
+import type * as XGrammarModule from '@mlc-ai/web-xgrammar';
 import type { Device } from '../engine/protocol.js';
+import type { CopyPlan } from './kv.js';
+
+/** What a device offers a model, checked before it loads (engine/models/fit.ts). */
+export interface DeviceBudget {
+  /** Memory the weights and the KV cache must fit in, and what it is ("free memory", "storage quota"). */
+  memory?: { bytes: number; what: string };
+  /** Storage the weight files must fit in (the browser's quota for the Cache API). */
+  storage?: { bytes: number; what: string };
+  /** The largest single buffer (WebGPU's maxStorageBufferBindingSize): one layer's KV for a full context must fit. */
+  maxBuffer?: number;
+}
+
 
 /**
  * What the engine needs from an onnxruntime flavour. onnxruntime-node and
@@ -31,6 +42,8 @@ export interface Backend {
   fileSize?(path: string): Promise<number | undefined>;
   /** What the device offers (free memory, storage quota, largest buffer), checked before a load. */
   budget?(): Promise<DeviceBudget>;
+  /** Loads XGrammar's WASM build where the default dynamic import cannot (Node's ESM loader). */
+  loadXGrammar?(): Promise<typeof XGrammarModule>;
   /**
    * Runs a KV copy plan on the device: `sources[s][t]` are device tensors (outputs left on
    * the device, or earlier results of this), and the result is new device tensors of the

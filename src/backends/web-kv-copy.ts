@@ -10,7 +10,7 @@
 // safe: an onnxruntime output's buffer goes back to its pool and is handed out again
 // only to commands submitted later, and a buffer of ours is destroy()ed, which WebGPU
 // defers until submitted commands that use it have completed.
-import type { CopyPlan } from '../engine/kv/copy-plan.js';
+import type { CopyPlan } from './kv.js';
 import type { Tensor } from './types.js';
 
 /** The parts of the WebGPU API used here (TypeScript's DOM library has no WebGPU types). */

@@ -4,8 +4,7 @@
 // itself (`wasmPaths`), never from a CDN.
 import * as ort from 'onnxruntime-web';
 import type { Device } from '../engine/protocol.js';
-import type { Backend } from './types.js';
-import type { DeviceBudget } from '../engine/models/fit.js';
+import type { Backend, DeviceBudget } from './types.js';
 import { fetchModelFile, modelFileExists, modelFileSize, readModelRange, type FileProgress } from './web-cache.js';
 import { copyOnGpu, type GpuDevice } from './web-kv-copy.js';
 

@@ -1,7 +1,9 @@
 import type { Backend } from '../backends/types.js';
 import { EngineError } from './errors.js';
-import type { HubFetcher } from './hub/types.js';
 import { DEFAULT_KV_CACHE_MB, ModelHost, type LoadedModel } from './model-host.js';
+import type { EngineOptions } from './options.js';
+
+export type { EngineOptions };
 import type {
   CatalogEntry,
   CountRequest,
@@ -16,21 +18,16 @@ import type {
   TokenEvent,
 } from './protocol.js';
 import { Sequence } from './sequence.js';
-import { grammarsFor } from './structured/index.js';
+import { grammarsFor, setXGrammarLoader } from './structured/index.js';
 import type { TextCodec } from './text/codec.js';
 
 /**
  * The engine as the worker exposes it: finds the model, turns the prompt into
  * tokens, checks it fits, and hands a Sequence to that model's scheduler.
  */
-export interface EngineOptions {
-  /** Memory for each model's prefix cache, in MiB (default 256; 0 turns it off). */
-  kvCacheMb?: number;
-  /** Fetches hub-sourced models (Node: into the data dir); without it only local folders load. */
-  hub?: HubFetcher;
-}
 
 export function createEngine(backend: Backend, options: EngineOptions = {}): EngineApi {
+  if (backend.loadXGrammar) setXGrammarLoader(backend.loadXGrammar);
   const hosts = new Map<string, ModelHost>();
   /** Removed models still finishing their requests in flight. */
   const retiring = new Set<ModelHost>();

@@ -8,7 +8,7 @@ import { Encoder, type Embedder } from './models/encoder.js';
 import { dtypeFor, isDecoderType, validateCheckpoint } from './models/files.js';
 import { checkFit, estimateFit, estimateFromSizes, size, type KvConfig } from './models/fit.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
-import type { EngineOptions } from './engine.js';
+import type { EngineOptions } from './options.js';
 import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
 import { releaseGrammars } from './structured/index.js';

@@ -2,11 +2,24 @@
 // Everything here crosses a worker boundary through comlink, so it must be
 // structured-clone friendly: plain objects, arrays, typed arrays. No classes.
 
-import type { UpstreamSpec } from '../upstream/types.js';
 
 export type ModelTask = 'chat' | 'completion' | 'embedding';
 export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed';
 export type Device = 'cpu' | 'cuda' | 'webgpu' | 'wasm';
+
+/** A catalog entry's `upstream`: an OpenAI-speaking serving cluster behind one model id. */
+export interface UpstreamSpec {
+  /** Base URLs ending in the API root, e.g. "http://10.0.0.5:8000/v1". */
+  urls: string[];
+  /** The model name the upstream knows. */
+  model: string;
+  /** The environment variable holding the upstream's key (never written anywhere). */
+  api_key_env?: string;
+  /** Time allowed for an upstream's response headers (default 30 s). */
+  timeout_ms?: number;
+  /** How often each URL is probed (default 5 s). */
+  probe_interval_ms?: number;
+}
 
 /** One entry of models/catalog.json (or the catalog in the data dir). */
 export interface CatalogEntry {

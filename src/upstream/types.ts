@@ -2,19 +2,9 @@
 // Runtime-agnostic: the transport is a fetch-shaped function the front door
 // supplies (undici with keep-alive pools in Node, the page's fetch in a tab).
 
-/** A catalog entry's `upstream`: an OpenAI-speaking serving cluster behind one model id. */
-export interface UpstreamSpec {
-  /** Base URLs ending in the API root, e.g. "http://10.0.0.5:8000/v1". */
-  urls: string[];
-  /** The model name the upstream knows. */
-  model: string;
-  /** The environment variable holding the upstream's key (never written anywhere). */
-  api_key_env?: string;
-  /** Time allowed for an upstream's response headers (default 30 s). */
-  timeout_ms?: number;
-  /** How often each URL is probed (default 5 s). */
-  probe_interval_ms?: number;
-}
+import type { UpstreamSpec } from '../engine/protocol.js';
+
+export type { UpstreamSpec };
 
 export type Transport = (url: string, init: RequestInit) => Promise<Response>;
 

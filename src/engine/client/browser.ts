@@ -4,7 +4,7 @@
 // `engine_crashed`, and a fresh worker starts and loads the same models again.
 // It also tracks load progress, which shows in models()' `detail` (and so in the
 // 503 a request gets while its model is still loading).
-import type { BrowserWorkerApi, EngineHome, WorkerConfig, WorkerInfo } from '../../../worker/browser.js';
+import type { BrowserWorkerApi, EngineHome, WorkerConfig, WorkerInfo } from './browser-worker.js';
 import { hubFolder, type FileProgress } from '../../backends/web-cache.js';
 import { isHubId } from '../catalog.js';
 import { EngineError } from '../errors.js';

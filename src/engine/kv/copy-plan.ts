@@ -6,8 +6,10 @@
 // or a backend's device one (WebGPU: copyBufferToBuffer), which never reads the cache
 // back to the CPU.
 
-import { allocLike, type KvArray, type PaddingSide } from '../models/interface.js';
-import type { KvShape } from './layout.js';
+import type { CopyPlan, CopyRange, KvArray, KvShape, PaddingSide } from '../../backends/kv.js';
+import { allocLike } from '../models/interface.js';
+
+export type { CopyPlan, CopyRange };
 
 /**
  * Where one sequence's entries sit in a source: row `row` of a [rows, kv_heads, width,
@@ -22,28 +24,7 @@ export interface RowRef {
   length: number;
 }
 
-/** `count` elements from `from` in source `source` to `to` in the destination (offsets in elements). */
-export interface CopyRange {
-  source: number;
-  from: number;
-  to: number;
-  count: number;
-}
 
-/**
- * A batch of the given rows, padded on one side, of the smallest width that holds them:
- * its [rows, kv_heads, width, head_dim] dims, element count, pads, and the copies that fill
- * it. Entries no range writes (the padding) must be zero, not garbage: the mask gives
- * them probability 0, and 0 × NaN would still poison attention.
- */
-export interface CopyPlan {
-  dims: [number, number, number, number];
-  size: number;
-  width: number;
-  pads: number[];
-  padding: PaddingSide;
-  ranges: CopyRange[];
-}
 
 /** A sequence cache as source `source`. */
 export function seqRow(source: number, length: number): RowRef {

@@ -5,15 +5,11 @@
 // padding; on the right for GroupQueryAttention, each row a prefix. Arrays keep the
 // model's own element type (float32, or float16 held as Uint16Array): copies never widen them.
 
+import type { KvArray, KvShape, PaddingSide } from '../../backends/kv.js';
 import type { Tensor } from '../../backends/types.js';
-import type { KvArray, PaddingSide } from '../models/interface.js';
 import { gatherPlan, runOnHost, seqRow } from './copy-plan.js';
 
-export interface KvShape {
-  layers: number;
-  kvHeads: number;
-  headDim: number;
-}
+export type { KvShape };
 
 /** One sequence's cache on the host: 2 × layers arrays (key, value per layer) of [kv_heads, length, head_dim]. */
 export interface SeqKv {

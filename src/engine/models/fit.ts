@@ -1,16 +1,10 @@
-import type { Backend } from '../../backends/types.js';
+import type { Backend, DeviceBudget } from '../../backends/types.js';
+
+export type { DeviceBudget };
 import type { CatalogEntry } from '../protocol.js';
 import { dtypeFor, externalDataFiles, joinPath, onnxFileForDtype, readJson } from './files.js';
 
 /** What the device offers a model, as the backend can tell. */
-export interface DeviceBudget {
-  /** Memory the weights and the KV cache must fit in, and what it is ("free memory", "storage quota"). */
-  memory?: { bytes: number; what: string };
-  /** Storage the weight files must fit in (the browser's quota for the Cache API). */
-  storage?: { bytes: number; what: string };
-  /** The largest single buffer (WebGPU's maxStorageBufferBindingSize): one layer's KV for a full context must fit. */
-  maxBuffer?: number;
-}
 
 export interface FitEstimate {
   weightsBytes: number;

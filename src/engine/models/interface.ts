@@ -1,16 +1,8 @@
+import type { KvArray, KvType, PaddingSide } from '../../backends/kv.js';
 import type { InferenceSession, Tensor } from '../../backends/types.js';
 
-/** KV element types real exports use: fp32 exports, and fp16 / q4f16 ones. */
-export type KvType = 'float32' | 'float16';
-/**
- * Which side of a batch's rows holds the padding. 'left': a row's entries end at the batch's
- * width (transformers.js's layout; plain attention masks any slot). 'right': a row is a
- * prefix, its entries at [0, length): GroupQueryAttention reads row r's past as slots
- * [0, seqlens_k[r]) and writes the new token's key and value right after them.
- */
-export type PaddingSide = 'left' | 'right';
-/** A KV tensor's data in its own type (onnxruntime holds float16 as Uint16Array, or Float16Array where the runtime has it). */
-export type KvArray = Float32Array | Uint16Array;
+export type { KvArray, KvType, PaddingSide };
+
 
 /**
  * What a decoder graph takes and gives, read from the session as transformers.js's

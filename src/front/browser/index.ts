@@ -11,7 +11,7 @@ import { fetchModelFile } from '../../backends/web-cache.js';
 import type { WebDevice } from '../../backends/web.js';
 import { parseCatalog } from '../../engine/catalog.js';
 import { startBrowserEngine, type BrowserEngine, type LoadProgress } from '../../engine/client/browser.js';
-import type { EngineKind } from '../../../worker/browser.js';
+import type { EngineKind } from '../../engine/client/browser-worker.js';
 import type { CatalogEntry, ModelTask } from '../../engine/protocol.js';
 import { upstreamEntry } from '../../upstream/entry.js';
 import { Upstreams, withUpstreams } from '../../upstream/registry.js';
