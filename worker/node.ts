@@ -6,8 +6,17 @@ import { createEngine } from '../src/engine/engine.js';
 import type { Device } from '../src/engine/protocol.js';
 import { exposeEngine, nodeEndpoint } from '../src/engine/rpc.js';
 import { nodeHub } from '../src/engine/hub/node.js';
+import { startNodeGrammarTrial } from '../src/engine/structured/node-trial.js';
+import { setGrammarTrial } from '../src/engine/structured/trial.js';
 
-const { device, kvCacheMb, hubCacheDir } = workerData as { device: Device; kvCacheMb?: number; hubCacheDir?: string };
+const { device, kvCacheMb, hubCacheDir, grammarCompileMs } = workerData as {
+  device: Device;
+  kvCacheMb?: number;
+  hubCacheDir?: string;
+  grammarCompileMs?: number;
+};
 // Hub-sourced models download into the data dir (HF_ENDPOINT picks the hub).
 const hub = hubCacheDir ? nodeHub({ cacheDir: hubCacheDir }) : undefined;
+// Grammars compile first in worker threads of their own, which a compile past its budget ends.
+setGrammarTrial(startNodeGrammarTrial({ budgetMs: grammarCompileMs }));
 exposeEngine(createEngine(nodeBackend(device), { kvCacheMb, hub }), nodeEndpoint(parentPort!));

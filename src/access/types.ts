@@ -1,6 +1,8 @@
 // The access layer: who is calling, may they, and what did it cost.
 // The router calls it between parsing a request and handing it to the engine.
 
+import type { StoredResponse } from './store.js';
+
 export interface Principal {
   keyId: string;
   accountId: string;
@@ -112,8 +114,22 @@ export function storeUnavailable(retryAfterS = 2): AccessError {
   );
 }
 
+/** The Responses API's stored responses, each owned by the account that made it (another
+ * account's id is not found). Every call may throw AccessError 503 store_unavailable. */
+export interface StoredResponses {
+  /** Keeps a response for the principal's account, then applies the retention limits. */
+  put(p: Principal, r: Omit<StoredResponse, 'account_id'>): Promise<void>;
+  /** The principal's account's response by that id; undefined for an unknown id, another
+   * account's, or one past the retention age. */
+  get(p: Principal, id: string): Promise<StoredResponse | undefined>;
+  /** False when the account has no response by that id. */
+  delete(p: Principal, id: string): Promise<boolean>;
+}
+
 /** Every call that touches the store may also throw AccessError 503 store_unavailable. */
 export interface Access {
+  /** Stored responses; absent: nothing is stored (`store` is then echoed and ignored). */
+  readonly responses?: StoredResponses;
   /** From the Authorization header's value (or null). Throws AccessError 401. */
   authenticate(authorization: string | null): Promise<Principal>;
   /** Counts one request against the key's rate limit. Throws AccessError 429 rate_limit_exceeded. */

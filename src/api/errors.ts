@@ -143,10 +143,19 @@ export function mapError(err: unknown, requestId?: string): MappedError | null {
       case 'device_lost':
         // The engine takes a new device and reloads: a retry shortly after is served.
         return { status: 503, body: envelope('unavailable_error', code, message, param), headers: { 'retry-after': '5' }, internal: false };
+      case 'engine_crashed':
+        // The engine (or its grammar engine) died under this request and is being restarted by itself:
+        // nothing was wrong with the request, and a retry shortly after is served.
+        return {
+          status: 503,
+          body: envelope('unavailable_error', 'engine_restarting', message, param),
+          headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfter ?? 5))) },
+          internal: false,
+        };
       case 'unsupported_task':
         return { status: 400, body: envelope('invalid_request_error', 'invalid_value', message, param ?? 'model'), headers: {}, internal: false };
       default:
-        break; // engine_crashed and anything new: an internal fault
+        break; // anything new: an internal fault
     }
   }
   const ref = requestId ? ` (request id ${requestId})` : '';

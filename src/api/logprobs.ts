@@ -1,6 +1,14 @@
 // The engine reports logprobs once, in its own shape; each API has its own.
 import type { TokenLogprob } from '../engine/protocol.js';
 
+/** What OpenAI reports for a token with no chance at all (JSON has no -Infinity: it would go out as null). */
+export const LOGPROB_FLOOR = -9999;
+
+/** A logprob as a finite number: -Infinity (a token masked out or banned) and NaN become the floor. */
+export function finite(logprob: number): number {
+  return Number.isFinite(logprob) ? logprob : logprob > 0 ? 0 : LOGPROB_FLOOR;
+}
+
 export interface ChatTokenLogprob {
   token: string;
   logprob: number;
@@ -12,9 +20,9 @@ export interface ChatTokenLogprob {
 export function chatLogprobs(lps: TokenLogprob[] | undefined): ChatTokenLogprob[] {
   return (lps ?? []).map((t) => ({
     token: t.token,
-    logprob: t.logprob,
+    logprob: finite(t.logprob),
     bytes: t.bytes,
-    top_logprobs: t.top.map((x) => ({ token: x.token, logprob: x.logprob, bytes: x.bytes })),
+    top_logprobs: t.top.map((x) => ({ token: x.token, logprob: finite(x.logprob), bytes: x.bytes })),
   }));
 }
 
@@ -32,8 +40,8 @@ export function legacyLogprobs(lps: TokenLogprob[] | undefined, startOffset: num
   let off = startOffset;
   for (const t of lps ?? []) {
     out.tokens.push(t.token);
-    out.token_logprobs.push(t.logprob);
-    out.top_logprobs.push(Object.fromEntries(t.top.map((x) => [x.token, x.logprob])));
+    out.token_logprobs.push(finite(t.logprob));
+    out.top_logprobs.push(Object.fromEntries(t.top.map((x) => [x.token, finite(x.logprob)])));
     out.text_offset.push(off);
     off += t.token.length;
   }
@@ -44,9 +52,9 @@ export function legacyLogprobs(lps: TokenLogprob[] | undefined, startOffset: num
 export type SglangLogprob = [number, number, string];
 
 export function sglangLogprobs(lps: TokenLogprob[] | undefined): SglangLogprob[] {
-  return (lps ?? []).map((t) => [t.logprob, t.token_id, t.token]);
+  return (lps ?? []).map((t) => [finite(t.logprob), t.token_id, t.token]);
 }
 
 export function sglangTopLogprobs(lps: TokenLogprob[] | undefined): SglangLogprob[][] {
-  return (lps ?? []).map((t) => t.top.map((x): SglangLogprob => [x.logprob, x.token_id, x.token]));
+  return (lps ?? []).map((t) => t.top.map((x): SglangLogprob => [finite(x.logprob), x.token_id, x.token]));
 }

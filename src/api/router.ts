@@ -10,6 +10,7 @@ import { requestIdFrom } from './ids.js';
 import { IncidentLog } from './incidents.js';
 import { chatCompletions } from './routes/chat-completions.js';
 import { responses } from './routes/responses.js';
+import { deleteResponse, getResponse, listInputItems } from './routes/stored-responses.js';
 import { completions } from './routes/completions.js';
 import { embeddings } from './routes/embeddings.js';
 import { generate } from './routes/generate.js';
@@ -111,6 +112,18 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
     }
   });
 
+  // TRACE echoes a request back (its Authorization header included) and CONNECT asks for a
+  // tunnel: neither is served on any path.
+  app.use('*', async (c, next) => {
+    const method = c.req.method.toUpperCase();
+    if (method !== 'TRACE' && method !== 'CONNECT') return next();
+    const message = `Method ${method} is not allowed on ${c.req.path}; this API serves GET, POST, DELETE and OPTIONS.`;
+    return errorToResponse(
+      new ApiError(405, 'invalid_request_error', 'method_not_allowed', message, null, { allow: 'GET, POST, DELETE, OPTIONS' }),
+      c.get('requestId'),
+    );
+  });
+
   app.use('*', async (c, next) => {
     if (c.req.method === 'OPTIONS') {
       const asked = c.req.header('access-control-request-headers');
@@ -159,6 +172,9 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   route('POST', `${base}/chat/completions`, upstreamOr(deps, 'chat', chatCompletions(deps)));
   route('POST', `${base}/completions`, upstreamOr(deps, 'completion', completions(deps)));
   route('POST', `${base}/responses`, responses(deps));
+  route('GET', `${base}/responses/:id/input_items`, listInputItems(deps));
+  route('GET', `${base}/responses/:id`, getResponse(deps));
+  route('DELETE', `${base}/responses/:id`, deleteResponse(deps));
   route('POST', `${base}/embeddings`, upstreamOr(deps, 'embedding', embeddings(deps)));
   route('POST', '/generate', upstreamOr(deps, 'generate', generate(deps)));
   route('GET', '/metrics', metrics(deps), false);

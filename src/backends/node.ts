@@ -6,9 +6,11 @@ import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from '../engine/errors.js';
 import { feedHalvesAsUint16 } from './node-float16.js';
+import { GraphKvCopier, type CopyTarget } from './node-kv-copy.js';
 import { loadXGrammarInNode } from './node-xgrammar.js';
 import type { Device } from '../engine/protocol.js';
-import type { Backend } from './types.js';
+import type { KvArray } from './kv.js';
+import type { Backend, InferenceSession } from './types.js';
 
 export const CUDA_INSTALL_HINT =
   'Install it with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (needs CUDA 12 and cuDNN 9), or use --device cpu.';
@@ -18,17 +20,27 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
   if (device === 'wasm') {
     throw new EngineError('invalid_value', 'device "wasm" is for browsers; in Node use cpu, cuda or webgpu', 'device');
   }
+  // On WebGPU the KV cache stays in GPU buffers (CUDA's binding has no device outputs).
+  const onDevice = (outputs: string[]) =>
+    device === 'webgpu' && outputs.length ? { preferredOutputLocation: Object.fromEntries(outputs.map((n) => [n, 'gpu-buffer' as const])) } : {};
+  const copier =
+    device === 'webgpu'
+      ? new GraphKvCopier(ort.Tensor, async (graph: Uint8Array, outputs: string[], target: CopyTarget) =>
+          feedHalvesAsUint16(await ort.InferenceSession.create(graph, { executionProviders: ['webgpu'], ...onDevice(target === 'gpu-buffer' ? outputs : []) })) as unknown as InferenceSession,
+        )
+      : undefined;
   return {
     device,
     Tensor: ort.Tensor,
     loadXGrammar: loadXGrammarInNode,
-    async createSession(model) {
+    async createSession(model, _externalData, deviceOutputs = []) {
       const options: ort.InferenceSession.SessionOptions = {
         executionProviders: [device],
         graphOptimizationLevel: 'all',
         // Spinning pool threads fight the main thread (HTTP, SSE) for the cores;
         // waiting threads that sleep leave it room.
         extra: { session: { intra_op: { allow_spinning: '0' } } },
+        ...onDevice(deviceOutputs),
       };
       try {
         return feedHalvesAsUint16(
@@ -39,6 +51,13 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
         throw e;
       }
     },
+    // Repacks and prefix-cache reads as copy graphs on the same provider (node-kv-copy.ts).
+    ...(copier
+      ? {
+          copyOnDevice: (plan, sources) => copier.run(plan, sources, 'gpu-buffer'),
+          copyToHost: async (plan, sources) => (await copier.run(plan, sources, 'cpu')).map((t) => t.data as KvArray),
+        }
+      : {}),
     readText: (path) => readFile(path, 'utf8'),
     async readRange(path, offset, length) {
       const file = await open(path, 'r');

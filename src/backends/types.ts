@@ -1,7 +1,7 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import type * as XGrammarModule from '@mlc-ai/web-xgrammar';
 import type { Device } from '../engine/protocol.js';
-import type { CopyPlan } from './kv.js';
+import type { CopyPlan, KvArray } from './kv.js';
 
 /** What a device offers a model, checked before it loads (engine/models/fit.ts). */
 export interface DeviceBudget {
@@ -46,13 +46,21 @@ export interface Backend {
   loadXGrammar?(): Promise<typeof XGrammarModule>;
   /**
    * Runs a KV copy plan on the device: `sources[s][t]` are device tensors (outputs left on
-   * the device, or earlier results of this), and the result is new device tensors of the
+   * the device, or earlier results of this), or host tensors beside them (a prefix-cache hit
+   * prefilled with another prompt's chunk), and the result is new device tensors of the
    * plan's dims, zero where no range writes, never read back to the CPU. The sources stay
    * valid (the caller disposes them; commands already submitted keep their buffers alive).
-   * Undefined where it cannot (a range not aligned as the device needs): the caller then
-   * copies on the host. Absent where outputs never stay on a device.
+   * Undefined where it cannot (a range not aligned as the device needs, a host source): the
+   * caller then copies on the host. Absent where outputs never stay on a device.
    */
   copyOnDevice?(plan: CopyPlan, sources: Tensor[][]): Promise<Tensor[] | undefined>;
+  /**
+   * Runs a KV copy plan on the device and brings only its result to the host: the one read
+   * of a sequence the prefix cache stores. Present where a device tensor cannot be read back
+   * with getData (onnxruntime-node aborts the process on it); elsewhere the caller reads the
+   * result of copyOnDevice.
+   */
+  copyToHost?(plan: CopyPlan, sources: Tensor[][]): Promise<KvArray[]>;
 }
 
 export type { InferenceSession, Tensor };

@@ -22,6 +22,8 @@ export const catalogEntrySchema = z.object({
   dtype: z.partialRecord(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
   price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }),
   owned_by: z.string().optional(),
+  /** Overrides what the model's files say about thinking in `<think>` blocks. */
+  reasoning: z.enum(['think', 'none']).optional(),
 });
 
 /** What `source` says of an upstream entry (it has no files). */

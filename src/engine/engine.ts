@@ -20,6 +20,7 @@ import type {
 import { Sequence } from './sequence.js';
 import { grammarsFor, setXGrammarLoader } from './structured/index.js';
 import type { TextCodec } from './text/codec.js';
+import { thinkingGate } from './thinking/index.js';
 
 /**
  * The engine as the worker exposes it: finds the model, turns the prompt into
@@ -79,15 +80,19 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
         throw new EngineError('context_length_exceeded', `The prompt has ${ids.length} tokens; this model's maximum context length is ${ctx}`, param);
       }
       const grammar = req.sampling.grammar;
-      const constraint = grammar && (await grammarsFor(codec, lm.vocabSize, lm.eosIds).constraint(grammar));
+      const constraint = (grammar && (await grammarsFor(codec, lm.vocabSize, lm.eosIds).constraint(grammar))) || undefined;
+      // A reasoning model's reply is followed through its think block; a grammar applies to the answer only.
+      const thinking = model.thinks ? thinkingGate(codec, text, lm.eosIds, constraint) : undefined;
       const emit = (ev: TokenEvent) => {
         const t0 = performance.now();
-        onToken(ev);
+        onToken(thinking && ev.prompt_tokens !== undefined ? { ...ev, thinking: thinking.start } : ev);
         scheduler.timings.lap('emit', t0);
       };
-      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, constraint || undefined);
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, thinking?.gate ?? constraint);
       scheduler.submit(seq);
-      return seq.result;
+      if (!thinking) return seq.result;
+      const { start, gate } = thinking;
+      return seq.result.then((r) => ({ ...r, thinking: start, reasoning_tokens: gate.tracker.reasoningTokens }));
     },
 
     async countTokens(req: CountRequest) {

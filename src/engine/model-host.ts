@@ -19,6 +19,8 @@ export const DEFAULT_KV_CACHE_MB = 256;
 /** Everything that serves one catalog entry once it is ready. */
 export interface LoadedModel {
   codec: TextCodec;
+  /** It thinks in `<think>` blocks (its files say so, or its catalog entry). */
+  thinks?: boolean;
   lm?: CausalLM;
   scheduler?: Scheduler;
   encoder?: Embedder;
@@ -77,6 +79,7 @@ export class ModelHost {
       owned_by: owned_by ?? 'hearth',
       ...(this.detail ? { detail: this.detail } : {}),
       ...(this.loaded && task === 'chat' ? { tool_syntax: this.loaded.codec.toolSyntax } : {}),
+      ...(this.loaded?.thinks ? { reasoning: 'think' as const } : {}),
       ...(this.download && this.status !== 'ready' ? { download: this.download.map((d) => ({ ...d })) } : {}),
     };
   }
@@ -235,7 +238,8 @@ export class ModelHost {
     }
     const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
     const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
-    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }) };
+    const thinks = entry.reasoning ? entry.reasoning === 'think' : codec.writesThinking;
+    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }), thinks };
   }
 }
 

@@ -34,6 +34,8 @@ export interface CatalogEntry {
   owned_by?: string;
   /** Served by an OpenAI-speaking cluster instead of the local engine (then `source` only describes it). */
   upstream?: UpstreamSpec;
+  /** Whether the model thinks in `<think>` blocks, overriding what its files say (see engine/thinking/tags.ts). */
+  reasoning?: 'think' | 'none';
 }
 
 export interface ModelState {
@@ -50,6 +52,8 @@ export interface ModelState {
   download?: DownloadProgress[];
   /** A ready chat model's tool-call syntax, read from its chat template (see engine/text/tool-syntax.ts). */
   tool_syntax?: ToolSyntax;
+  /** A ready model that thinks before it answers, in `<think>…</think>` (absent: it does not). */
+  reasoning?: 'think';
 }
 
 /** How a checkpoint writes tool calls: Hermes/Qwen `<tool_call>` tags (also the fallback),
@@ -101,6 +105,8 @@ export interface ChatMessage {
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: unknown } }[];
   /** A `tool` turn: the call it answers. */
   tool_call_id?: string;
+  /** An assistant turn's thinking, sent back: the chat template decides what to show of it (Qwen3's keeps it only after the last user turn). */
+  reasoning_content?: string;
 }
 
 /** A tool as chat templates take it (OpenAI's shape). */
@@ -175,9 +181,18 @@ export interface TokenEvent {
   /** On the first event only: what the prompt cost, so a generation cut short can still be billed. */
   prompt_tokens?: number;
   cached_tokens?: number;
+  /** On the first event only, from a reasoning model: where its reply starts. */
+  thinking?: ThinkingStart;
 }
 
 export type FinishReason = 'stop' | 'length';
+
+/**
+ * Where a reasoning model's reply starts, read from the rendered prompt: `inside` a think block
+ * the template opened, `after` one it closed (thinking switched off), or `free` to open one
+ * with its first tokens.
+ */
+export type ThinkingStart = 'inside' | 'after' | 'free';
 
 export interface GenerateResult {
   text: string;
@@ -191,6 +206,9 @@ export interface GenerateResult {
   /** The prompt's text as the engine rendered it (the chat template applied): for echo. */
   prompt_text: string;
   logprobs?: TokenLogprob[];
+  /** From a reasoning model: where its reply started, and the tokens of its think block (tags included; 0 without one). */
+  thinking?: ThinkingStart;
+  reasoning_tokens?: number;
 }
 
 /** Prompts to count as the engine would see them (see EngineApi.countTokens). */

@@ -10,7 +10,7 @@ import { createRng, randomSeed } from './sampling/rng.js';
 import { sampleToken, type SampledToken } from './sampling/sampler.js';
 import type { StreamDecoder, TextCodec } from './text/codec.js';
 import { StopMatcher } from './text/stop-matcher.js';
-import type { Constraint } from './structured/index.js';
+import type { TokenConstraint } from './thinking/index.js';
 
 export interface SequenceLimits {
   eosIds: readonly number[];
@@ -38,6 +38,8 @@ export class Sequence {
   private readonly stop: StopMatcher;
   private readonly decoder: StreamDecoder;
   private readonly logprobs: TokenLogprob[] = [];
+  /** Finished or failed: its result is settled. */
+  private settled = false;
   private settle!: { resolve: (r: GenerateResult) => void; reject: (e: unknown) => void };
 
   constructor(
@@ -47,8 +49,8 @@ export class Sequence {
     private readonly codec: TextCodec,
     private readonly limits: SequenceLimits,
     private readonly onToken: (ev: TokenEvent) => void,
-    /** The grammar its output must follow; the scheduler masks its logits with it before advance(). */
-    readonly constraint?: Constraint,
+    /** The grammar its output must follow (a reasoning model's: after its thinking); the scheduler masks its logits with it before advance(). */
+    readonly constraint?: TokenConstraint,
   ) {
     this.rng = createRng(req.sampling.seed ?? randomSeed());
     this.stop = new StopMatcher(req.sampling.stop);
@@ -71,6 +73,8 @@ export class Sequence {
 
   /** Samples from this step's logits. Returns true when the sequence has finished. */
   advance(logits: Float32Array): boolean {
+    // Failed while in the batch (its grammar failed at this step's mask): nothing more is sampled or sent.
+    if (this.settled) return true;
     const s = this.req.sampling;
     const token = sampleToken(logits, s, this.rng, this.counts);
     this.generated.push(token.id);
@@ -93,6 +97,7 @@ export class Sequence {
   }
 
   fail(error: unknown): void {
+    this.settled = true;
     this.constraint?.dispose();
     this.settle.reject(error);
   }
@@ -101,6 +106,7 @@ export class Sequence {
     // A stop string already trimmed the text; otherwise what was held back is real.
     const tail = typeof matched === 'string' ? '' : this.stop.push(this.decoder.end()).emit + this.stop.flush();
     this.send(emitted + tail, [this.generated[this.generated.length - 1]], logprob);
+    this.settled = true;
     this.constraint?.dispose();
     this.settle.resolve({
       text: this.stop.value,

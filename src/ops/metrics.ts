@@ -117,6 +117,12 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     labelNames: ['model'] as const,
     registers: [registry],
   });
+  const kvDeviceReads = new Gauge({
+    name: 'hearth_kv_device_reads_total',
+    help: 'KV caches read back from the device to the host, per model (WebGPU: only sequences the prefix cache stores; never a decode step).',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
 
   const upstreamLatency = new Histogram({
     name: 'hearth_upstream_request_duration_seconds',
@@ -155,6 +161,7 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     stepSeconds.reset();
     decodeSteps.reset();
     decodeRows.reset();
+    kvDeviceReads.reset();
     const models = await engine.models().catch(() => []);
     for (const m of models) for (const s of STATUSES) modelStatus.set({ model: m.id, status: s }, m.status === s ? 1 : 0);
     const stats = await engine.stats?.().catch(() => undefined);
@@ -166,6 +173,7 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
       for (const [phase, ms] of Object.entries(s.step_ms ?? {})) stepSeconds.set({ model: s.id, phase }, ms / 1000);
       if (s.decode_steps !== undefined) decodeSteps.set({ model: s.id }, s.decode_steps);
       if (s.decode_rows !== undefined) decodeRows.set({ model: s.id }, s.decode_rows);
+      if (s.kv_device_reads !== undefined) kvDeviceReads.set({ model: s.id }, s.kv_device_reads);
     }
   }
 

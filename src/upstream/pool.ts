@@ -56,6 +56,9 @@ export class Target {
 export class UpstreamPool {
   readonly targets: Target[];
   #next = 0;
+  /** Whether the upstream serves /responses itself: unknown until a request finds out
+   * (a 404 or 405 there, not about the model, means it does not: then chat completions). */
+  responsesApi?: boolean;
 
   constructor(
     readonly id: string,

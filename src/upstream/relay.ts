@@ -1,10 +1,11 @@
 // Passes an upstream's SSE stream on, event by event, with backpressure: the
 // upstream is read only when the client has taken what was sent before
 // (highWaterMark 0, pull-based), so a slow client slows the upstream's socket
-// instead of making Hearth buffer the reply. Each JSON event can be rewritten or
-// dropped; the end of the stream (clean, upstream died, client left) is reported
-// once.
-import type { ApiError } from '../api/errors.js';
+// instead of making Hearth buffer the reply. Each JSON event can be rewritten,
+// dropped or made several (a chat chunk becomes Responses events); the end of the
+// stream (clean, upstream died, client left) is reported once. Chat-style streams end
+// with [DONE]; Responses-style ones (`named`) name each event by its type instead.
+import { ApiError, mapError } from '../api/errors.js';
 import { SSE_HEADERS } from '../api/sse.js';
 import { networkReason, upstreamError } from './errors.js';
 
@@ -12,19 +13,39 @@ export type RelayEnd = { kind: 'done' } | { kind: 'failed'; error: ApiError } | 
 
 export interface RelayOptions {
   id: string;
-  /** Rewrites one event; undefined drops it. */
+  /** Rewrites one event; undefined drops it, an array sends each of its events. May wait
+   * (a response stored before its last event goes out); a failure ends the stream. */
   map(event: Record<string, unknown>): unknown;
-  /** Events to send after the upstream's last one, before [DONE]. */
-  finish?(): unknown[];
+  /** Events to send after the upstream's last one (before [DONE]). */
+  finish?(): unknown[] | Promise<unknown[]>;
   /** Called once, however the stream ended. */
   onEnd(end: RelayEnd): void;
+  /** Responses-style: `event: <type>` before each event's data, and no [DONE]. */
+  named?: boolean;
+  /** The last event(s) of a stream that failed (default: OpenAI's `{"error": {...}}`). */
+  failure?(error: ApiError): unknown;
 }
 
 const encoder = new TextEncoder();
 const frame = (payload: string) => encoder.encode(`data: ${payload}\n\n`);
+const errorEvent = (e: ApiError) => ({ error: { message: e.message, type: e.type, param: null, code: e.code } });
 
 export function relaySse(upstream: ReadableStream<Uint8Array>, opts: RelayOptions): Response {
   const reader = upstream.getReader();
+  const encode = (event: unknown) =>
+    opts.named ? encoder.encode(`event: ${(event as { type?: string }).type}\ndata: ${JSON.stringify(event)}\n\n`) : frame(JSON.stringify(event));
+  const enqueue = (controller: ReadableStreamDefaultController<Uint8Array>, mapped: unknown) => {
+    const events = Array.isArray(mapped) ? mapped : mapped === undefined ? [] : [mapped];
+    for (const e of events) controller.enqueue(encode(e));
+    return events.length > 0;
+  };
+  /** Ends the stream with its failure event. */
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: ApiError) => {
+    enqueue(controller, opts.failure ? opts.failure(error) : errorEvent(error));
+    controller.close();
+    void reader.cancel().catch(() => undefined);
+    end({ kind: 'failed', error });
+  };
   const decoder = new TextDecoder();
   let buffer = '';
   let ended = false;
@@ -67,21 +88,29 @@ export function relaySse(upstream: ReadableStream<Uint8Array>, opts: RelayOption
               continue; // a comment or keep-alive line in a form we do not know
             }
             if (event.error) {
-              // The upstream reported a failure in-stream: pass it on and stop.
+              // The upstream reported a failure in-stream: pass it on (as is, unless the
+              // stream has its own failure event) and stop.
+              const error = upstreamError(opts.id, 'it reported an error mid-stream');
+              if (opts.failure) return fail(controller, error);
               controller.enqueue(frame(JSON.stringify(event)));
               controller.close();
               void reader.cancel().catch(() => undefined);
-              end({ kind: 'failed', error: upstreamError(opts.id, 'it reported an error mid-stream') });
+              end({ kind: 'failed', error });
               return;
             }
-            const mapped = opts.map(event);
-            if (mapped === undefined) continue;
-            controller.enqueue(frame(JSON.stringify(mapped)));
-            sent = true;
+            try {
+              if (enqueue(controller, await opts.map(event))) sent = true;
+            } catch (err) {
+              return fail(controller, asApiError(err, opts.id));
+            }
           }
           if (upstreamDone) {
-            for (const e of opts.finish?.() ?? []) controller.enqueue(frame(JSON.stringify(e)));
-            controller.enqueue(frame('[DONE]'));
+            try {
+              enqueue(controller, await opts.finish?.());
+            } catch (err) {
+              return fail(controller, asApiError(err, opts.id));
+            }
+            if (!opts.named) controller.enqueue(frame('[DONE]'));
             controller.close();
             end({ kind: 'done' });
             return;
@@ -92,11 +121,7 @@ export function relaySse(upstream: ReadableStream<Uint8Array>, opts: RelayOption
             r = await reader.read();
           } catch (err) {
             if (ended) return;
-            const error = upstreamError(opts.id, `the stream broke off (${networkReason(err)})`);
-            controller.enqueue(frame(JSON.stringify({ error: { message: error.message, type: error.type, param: null, code: error.code } })));
-            controller.close();
-            end({ kind: 'failed', error });
-            return;
+            return fail(controller, upstreamError(opts.id, `the stream broke off (${networkReason(err)})`));
           }
           if (r.done) {
             upstreamDone = true;
@@ -114,4 +139,11 @@ export function relaySse(upstream: ReadableStream<Uint8Array>, opts: RelayOption
     { highWaterMark: 0 },
   );
   return new Response(body, { status: 200, headers: SSE_HEADERS });
+}
+
+/** What ended a stream from our side (a store that could not keep the response), as the error sent. */
+function asApiError(err: unknown, id: string): ApiError {
+  if (err instanceof ApiError) return err;
+  const m = mapError(err);
+  return m ? new ApiError(m.status, m.body.error.type, m.body.error.code, m.body.error.message) : upstreamError(id, 'the stream could not be relayed');
 }

@@ -2,7 +2,7 @@
 // describeStoreContract('redis', () => openRedisStore(...)).
 
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AccessStore, AccountRow, KeyRow, UsageEntry } from '../../src/access/store.js';
+import type { AccessStore, AccountRow, KeyRow, StoredResponse, UsageEntry } from '../../src/access/store.js';
 import { utcMonth } from '../../src/access/store.js';
 
 const hex = (c: string) => c.repeat(64);
@@ -239,6 +239,61 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Acc
       await s.settle({ id: 'hold_cut', account_id: 'acct_a' }); // ended uncharged (nothing reached the client)
       expect(await s.settleOrphans(LEASE_END + 10_000)).toBe(0);
       expect(await s.accountMonthTotals('acct_a', NOV)).toEqual({ account_id: 'acct_a', requests: 1, prompt_tokens: 10, completion_tokens: 40, spend_usd: 0.125 });
+    });
+
+    const stored = (id: string, over: Partial<StoredResponse> = {}): StoredResponse => ({
+      id,
+      account_id: 'acct_a',
+      created: T0,
+      response: { id, object: 'response', status: 'completed', output: [{ type: 'message', id: `msg_${id}`, content: [{ type: 'output_text', text: 'Hi ✓' }] }] },
+      input_items: [{ id: `msg_in_${id}`, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }],
+      ...over,
+    });
+
+    it('stored responses: reads one back whole for its account, and for no other', async () => {
+      const s = await fresh();
+      await s.putResponse(stored('resp_1'));
+      await s.putResponse(stored('resp_2', { account_id: 'acct_b' }));
+      expect(await s.getResponse('resp_1', 'acct_a')).toEqual(stored('resp_1'));
+      expect(await s.getResponse('resp_1', 'acct_b')).toBeUndefined();
+      expect(await s.getResponse('resp_2', 'acct_a')).toBeUndefined();
+      expect(await s.getResponse('resp_none', 'acct_a')).toBeUndefined();
+      expect(await s.getResponse('../acct_b/resp_2', 'acct_a')).toBeUndefined();
+      const copy = (await s.getResponse('resp_1', 'acct_a'))!;
+      copy.input_items.push({ changed: true });
+      expect((await s.getResponse('resp_1', 'acct_a'))!.input_items).toHaveLength(1);
+      await expect(s.putResponse(stored('../escape'))).rejects.toThrow();
+    });
+
+    it('stored responses: a delete answers true once, and only for the owner', async () => {
+      const s = await fresh();
+      await s.putResponse(stored('resp_1'));
+      expect(await s.deleteResponse('resp_1', 'acct_b')).toBe(false);
+      expect(await s.getResponse('resp_1', 'acct_a')).toBeDefined();
+      expect(await s.deleteResponse('resp_1', 'acct_a')).toBe(true);
+      expect(await s.deleteResponse('resp_1', 'acct_a')).toBe(false);
+      expect(await s.getResponse('resp_1', 'acct_a')).toBeUndefined();
+    });
+
+    it('stored responses: retention deletes those older than its age and, per account, the oldest past its count', async () => {
+      const s = await fresh();
+      for (let i = 1; i <= 5; i++) await s.putResponse(stored(`resp_a${i}`, { created: T0 + i * 1000 }));
+      for (let i = 1; i <= 3; i++) await s.putResponse(stored(`resp_b${i}`, { account_id: 'acct_b', created: T0 + i * 1000 }));
+      const left = async (acct: string, prefix: string, n: number) => {
+        const out: string[] = [];
+        for (let i = 1; i <= n; i++) if (await s.getResponse(`${prefix}${i}`, acct)) out.push(`${prefix}${i}`);
+        return out;
+      };
+      expect(await s.pruneResponses({ accountId: 'acct_a', keep: 3 })).toBe(2);
+      expect(await left('acct_a', 'resp_a', 5)).toEqual(['resp_a3', 'resp_a4', 'resp_a5']);
+      expect(await left('acct_b', 'resp_b', 3)).toEqual(['resp_b1', 'resp_b2', 'resp_b3']);
+      // By age, every account's: created before T0 + 3.5 s.
+      expect(await s.pruneResponses({ before: T0 + 3500 })).toBe(4);
+      expect(await left('acct_a', 'resp_a', 5)).toEqual(['resp_a4', 'resp_a5']);
+      expect(await left('acct_b', 'resp_b', 3)).toEqual([]);
+      expect(await s.pruneResponses({ accountId: 'acct_a', keep: 2 })).toBe(0);
+      expect(await s.pruneResponses({ accountId: 'acct_a', before: T0 + 4500, keep: 5 })).toBe(1);
+      expect(await left('acct_a', 'resp_a', 5)).toEqual(['resp_a5']);
     });
 
     it('refuses use after close', async () => {

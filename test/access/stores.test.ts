@@ -23,7 +23,7 @@ function reopening(dir: string) {
         const res = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         const again = openFileStore(dir);
         try {
-          if (prop.toString().startsWith('create') || ['appendUsage', 'revokeKey', 'reserve', 'renewReservation', 'settle', 'recordDelivery', 'settleOrphans'].includes(prop.toString())) return res;
+          if (prop.toString().startsWith('create') || ['appendUsage', 'revokeKey', 'reserve', 'renewReservation', 'settle', 'recordDelivery', 'settleOrphans', 'putResponse', 'deleteResponse', 'pruneResponses'].includes(prop.toString())) return res;
           return await (Reflect.get(again, prop) as (...a: unknown[]) => Promise<unknown>).apply(again, args);
         } finally {
           await again.close();

@@ -142,10 +142,12 @@ describe('error envelopes from the router over the stub engine', () => {
     expect(page).not.toContain('secret');
   });
 
-  test('engine_crashed from the stub engine is a 500 server_error', async () => {
+  test('engine_crashed from the stub engine is a 503 engine_restarting with retry-after, never a 500', async () => {
     const { post, engine } = setup();
-    engine.script = () => ({ error: new EngineError('engine_crashed', 'worker died') });
-    await expectError(await post('/v1/chat/completions', chat()), 500, 'server_error', 'server_error');
+    engine.script = () => ({ error: new EngineError('engine_crashed', 'worker died', null, 5) });
+    const res = await post('/v1/chat/completions', chat());
+    await expectError(res, 503, 'unavailable_error', 'engine_restarting');
+    expect(res.headers.get('retry-after')).toBe('5');
   });
 
   test('a model that is starting is 503 model_not_ready with retry-after', async () => {

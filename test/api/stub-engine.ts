@@ -13,6 +13,7 @@ import type {
   ModelState,
   PromptInput,
   TokenEvent,
+  ThinkingStart,
   TokenLogprob,
 } from '../../src/engine/protocol.js';
 
@@ -26,6 +27,9 @@ export interface Script {
   failAfter?: number;
   finish?: 'stop' | 'length';
   promptTokens?: number;
+  /** As a reasoning model reports its reply: where it started, and its thinking's tokens. */
+  thinking?: ThinkingStart;
+  reasoningTokens?: number;
 }
 
 export const DEFAULT_TOKENS = ['Hello', ' world', '!'];
@@ -141,6 +145,7 @@ export class StubEngine implements EngineApi {
       ids.push(100 + i);
       const ev: TokenEvent = { text: tok, token_ids: [100 + i] };
       if (i === 0) ev.prompt_tokens = s.promptTokens ?? promptLength(req.prompt);
+      if (i === 0 && s.thinking) ev.thinking = s.thinking;
       if (req.sampling.logprobs >= 0) {
         const lp = logprobFor(tok, 100 + i, req.sampling.logprobs);
         lps.push(lp);
@@ -160,6 +165,7 @@ export class StubEngine implements EngineApi {
       prompt_text: promptText(req),
     };
     if (req.sampling.logprobs >= 0) result.logprobs = lps;
+    if (s.thinking) Object.assign(result, { thinking: s.thinking, reasoning_tokens: s.reasoningTokens ?? 0 });
     return result;
   }
 

@@ -210,6 +210,7 @@ const pageModule = (file: string) => `/@fs${join(REPO_ROOT, 'test/browser', file
 
 type PageClient = typeof import('./page-client.js');
 type PageFrameworks = typeof import('./page-frameworks.js');
+type PageResponses = typeof import('./page-responses.js');
 
 /** Calls an exported function of a page module inside the page (imported there through Vite). */
 function callInPage(page: Page, file: string, fn: string, args: unknown[]): Promise<unknown> {
@@ -225,6 +226,15 @@ export async function inPage<K extends keyof PageClient>(
   ...args: Parameters<PageClient[K]>
 ): Promise<Awaited<ReturnType<PageClient[K]>>> {
   return callInPage(page, 'page-client.ts', fn, args) as Promise<Awaited<ReturnType<PageClient[K]>>>;
+}
+
+/** Calls a function of page-responses.ts (the openai SDK's Responses API) inside the page. */
+export async function inResponsesPage<K extends keyof PageResponses>(
+  page: Page,
+  fn: K,
+  ...args: Parameters<PageResponses[K]>
+): Promise<Awaited<ReturnType<PageResponses[K]>>> {
+  return callInPage(page, 'page-responses.ts', fn, args) as Promise<Awaited<ReturnType<PageResponses[K]>>>;
 }
 
 /** Calls a function of page-frameworks.ts (the AI SDK and LangChain) inside the page. */

@@ -40,6 +40,13 @@ describe('hearth serve flags', () => {
     expect(out.lines).toEqual(['Hearth listening on http://127.0.0.1:8080']);
   });
 
+  it('take the stored responses’ retention: per account, and an age in days', () => {
+    const o = serveOptions(['--responses-per-account', '50', '--responses-max-age-days', '0.5'], io())!;
+    expect(o.responseRetention).toEqual({ perAccount: 50, maxAgeMs: 43_200_000 });
+    expect(() => serveOptions(['--responses-per-account', '0'], io())).toThrow(/--responses-per-account/);
+    expect(() => serveOptions(['--responses-max-age-days', '0'], io())).toThrow(/--responses-max-age-days/);
+  });
+
   it('prints help and returns null for --help', () => {
     const out = io();
     expect(serveOptions(['--help'], out)).toBeNull();

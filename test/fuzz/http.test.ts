@@ -4,22 +4,26 @@
 // over the limit, slow and aborted uploads, odd paths and methods. Every answer must be
 // a 4xx (or 503) JSON envelope {error:{message,type,param,code}}, or a 200 for the
 // rare valid request; never a 500, never a hang, never a crash (the server answers
-// /health after every group), and its peak memory stays bounded.
+// /health after every group), and its peak memory stays bounded. Every answer, raw ones
+// included, carries an x-request-id; logprobs are finite numbers; CONNECT and TRACE are 405s;
+// and the canaries (greedy chat, json_schema chat, /generate regex) answer the same before,
+// between the groups and after.
 //
-// FUZZ_SEED=<n> replays a run; FUZZ_SCALE=<x> multiplies the case counts.
+// The seed is printed at the start (FUZZ_SEED=<n> replays a run; FUZZ_SCALE=<x> multiplies
+// the case counts), and a failing request is printed as a curl command (or, raw, as the bytes sent).
 
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { askCanaries } from '../helpers/canaries.js';
+import { rawExchange as rawHttp, type Piece, type RawAnswer } from '../helpers/raw-http.js';
 import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
+import { fuzzParams, fuzzSeed, replayable } from './replay.js';
 
 const MAX_BODY = 65_536;
 const TIMEOUT_MS = 30_000; // per request: a hang fails the case
-const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
-const params = (numRuns: number): fc.Parameters<unknown> => ({ numRuns: runs(numRuns), ...(SEED !== undefined ? { seed: SEED } : {}) });
+const SEED = fuzzSeed('http');
+const params = (numRuns: number) => fuzzParams(SEED, numRuns);
 
 let server: TestServer;
 let key: string;
@@ -27,6 +31,7 @@ let port: number;
 const counts: Record<string, number> = {};
 const statuses: Record<string, number> = {};
 let lastError = '';
+let canaries: Record<string, unknown>;
 const count = (group: string, status: number | string) => {
   counts[group] = (counts[group] ?? 0) + 1;
   statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
@@ -49,14 +54,17 @@ function checkAnswer(what: string, status: number, contentType: string | null, b
   if (status === 200) {
     if (contentType?.startsWith('text/event-stream')) {
       if (!body.includes('data: ')) fail('an empty event stream');
+      for (const line of body.split('\n')) if (line.startsWith('data: {')) checkLogprobs(JSON.parse(line.slice(6)), fail);
       return;
     }
     if (!contentType?.includes('application/json')) return; // /status (HTML), /metrics (Prometheus text)
+    let doc: unknown;
     try {
-      JSON.parse(body);
+      doc = JSON.parse(body);
     } catch {
       fail('a 200 whose body is not JSON');
     }
+    checkLogprobs(doc, fail);
     return;
   }
   if (!(status >= 400 && status < 500) && status !== 503) fail('neither 200 nor a 4xx/503');
@@ -75,125 +83,73 @@ function checkAnswer(what: string, status: number, contentType: string | null, b
   if (!('code' in e) || !(e.code === null || typeof e.code === 'string')) fail('error.code is not a string or null');
 }
 
+/** Every logprob of a chat, completions or /generate answer (or stream chunk) is a finite number. */
+function checkLogprobs(doc: unknown, fail: (why: string) => void): void {
+  const d = doc as {
+    choices?: { logprobs?: { content?: { logprob: unknown; top_logprobs: { logprob: unknown }[] }[]; token_logprobs?: unknown[]; top_logprobs?: Record<string, unknown>[] } | null }[];
+    meta_info?: { output_token_logprobs?: unknown[][]; output_top_logprobs?: unknown[][][] };
+  };
+  const values: unknown[] = [];
+  for (const c of Array.isArray(d?.choices) ? d.choices : []) {
+    for (const t of c.logprobs?.content ?? []) values.push(t.logprob, ...t.top_logprobs.map((x) => x.logprob));
+    values.push(...(c.logprobs?.token_logprobs ?? []), ...(c.logprobs?.top_logprobs ?? []).flatMap((o) => Object.values(o ?? {})));
+  }
+  // /generate: [logprob, token_id, text] triples, nested per prompt and per top alternative.
+  const triples = (v: unknown): void => {
+    if (!Array.isArray(v)) return;
+    if (v.length === 3 && typeof v[1] === 'number' && typeof v[2] === 'string') values.push(v[0]);
+    else v.forEach(triples);
+  };
+  triples(d?.meta_info?.output_token_logprobs);
+  triples(d?.meta_info?.output_top_logprobs);
+  for (const v of values) if (typeof v !== 'number' || !Number.isFinite(v)) fail(`a logprob that is not a finite number: ${String(v)}`);
+}
+
 async function send(group: string, method: string, path: string, headers: Record<string, string>, body?: string | Uint8Array): Promise<number> {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers,
-    ...(body !== undefined ? { body: body as BodyInit } : {}),
-    signal: AbortSignal.timeout(TIMEOUT_MS),
-  });
-  const text = await res.text();
-  if (!res.headers.get('x-request-id')) throw new Error(`${group} ${method} ${path}: no x-request-id`);
-  checkAnswer(`${group} ${method} ${path}`, res.status, res.headers.get('content-type'), text, method);
-  count(group, res.status);
-  lastError = res.status >= 400 ? text : '';
-  return res.status;
+  const url = `${server.url}${path}`;
+  const replay = () => replayable(url, method, headers, body === undefined ? undefined : typeof body === 'string' ? body : Buffer.from(body).toString('latin1'));
+  try {
+    const res = await fetch(url, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: body as BodyInit } : {}),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const text = await res.text();
+    if (!res.headers.get('x-request-id')) throw new Error(`${group} ${method} ${path}: no x-request-id`);
+    checkAnswer(`${group} ${method} ${path}`, res.status, res.headers.get('content-type'), text, method);
+    count(group, res.status);
+    lastError = res.status >= 400 ? text : '';
+    return res.status;
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\nreplay: ${replay()}`);
+  }
 }
 
 // ---------- a raw HTTP/1.1 client (duplicate headers, lying lengths, slow and cut uploads) ----------
 
-type Piece = string | Uint8Array | { delayMs: number };
+const rawExchange = (pieces: Piece[], opts: { abort?: boolean } = {}) => rawHttp(port, pieces, opts);
 
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Writes the pieces, then reads until the server closes. `abort`: destroy the socket
- * after writing (an aborted upload), expecting nothing. */
-function rawExchange(pieces: Piece[], opts: { abort?: boolean } = {}): Promise<RawAnswer[] | 'aborted'> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    let settled = false;
-    const timer = setTimeout(() => {
-      settled = true;
-      sock.destroy();
-      reject(new Error(`raw request hung for ${TIMEOUT_MS} ms`));
-    }, TIMEOUT_MS);
-    sock.on('data', (d) => chunks.push(d));
-    sock.on('error', () => {}); // a reset after the answer is fine; judged on close
-    sock.on('close', () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (opts.abort) return resolve('aborted');
-      try {
-        resolve(parseAnswers(Buffer.concat(chunks)));
-      } catch (err) {
-        reject(err);
-      }
-    });
-    sock.on('connect', async () => {
-      for (const p of pieces) {
-        if (sock.destroyed) return;
-        if (typeof p === 'object' && 'delayMs' in p) await new Promise((r) => setTimeout(r, p.delayMs));
-        else sock.write(p);
-      }
-      if (opts.abort) sock.destroy();
-    });
-  });
-}
-
-function parseAnswers(buf: Buffer): RawAnswer[] {
-  const out: RawAnswer[] = [];
-  let at = 0;
-  while (at < buf.length) {
-    const end = buf.indexOf('\r\n\r\n', at);
-    if (end < 0) throw new Error(`a truncated answer: ${JSON.stringify(buf.subarray(at, at + 200).toString())}`);
-    const head = buf.subarray(at, end).toString('latin1').split('\r\n');
-    const m = /^HTTP\/1\.[01] (\d{3})/.exec(head[0]!);
-    if (!m) throw new Error(`not an HTTP answer: ${JSON.stringify(head[0])}`);
-    if (m[1]!.startsWith('1')) {
-      at = end + 4; // an interim answer (100 Continue): no body
-      continue;
+async function raw(group: string, pieces: Piece[], opts: { abort?: boolean; allowNoAnswer?: boolean; method?: string } = {}): Promise<RawAnswer[]> {
+  // Raw requests replay as the bytes sent (pauses left out).
+  const sent = () => JSON.stringify(pieces.filter((p) => typeof p !== 'object' || !('delayMs' in p)).map((p) => (typeof p === 'string' ? p : Buffer.from(p as Uint8Array).toString('latin1'))).join('').slice(0, 2_000));
+  try {
+    const answers = await rawExchange(pieces, opts);
+    if (answers === 'aborted') {
+      count(group, 'aborted');
+      return [];
     }
-    const headers: Record<string, string> = {};
-    for (const line of head.slice(1)) {
-      const c = line.indexOf(':');
-      headers[line.slice(0, c).trim().toLowerCase()] = line.slice(c + 1).trim();
+    if (!answers.length && !opts.allowNoAnswer) throw new Error(`${group}: the server closed without answering`);
+    for (const a of answers) {
+      if (!a.headers['x-request-id']) throw new Error(`${group}: an answer ${a.status} without x-request-id`);
+      checkAnswer(group, a.status, a.headers['content-type'] ?? null, a.body, opts.method);
+      count(group, a.status);
     }
-    let p = end + 4;
-    let body: Buffer;
-    if (headers['transfer-encoding']?.includes('chunked')) {
-      const parts: Buffer[] = [];
-      for (;;) {
-        const le = buf.indexOf('\r\n', p);
-        if (le < 0) break;
-        const size = parseInt(buf.subarray(p, le).toString(), 16);
-        p = le + 2;
-        if (!size) {
-          p += 2;
-          break;
-        }
-        parts.push(buf.subarray(p, p + size));
-        p += size + 2;
-      }
-      body = Buffer.concat(parts);
-    } else if (headers['content-length'] !== undefined) {
-      const n = Number(headers['content-length']);
-      body = buf.subarray(p, p + n);
-      p += n;
-    } else {
-      body = buf.subarray(p);
-      p = buf.length;
-    }
-    out.push({ status: Number(m[1]), headers, body: body.toString('utf8') });
-    at = p;
+    if (!answers.length) count(group, 'closed');
+    return answers;
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\nreplay (raw bytes to port ${port}): ${sent()}`);
   }
-  return out;
-}
-
-async function raw(group: string, pieces: Piece[], opts: { abort?: boolean; allowNoAnswer?: boolean } = {}): Promise<void> {
-  const answers = await rawExchange(pieces, opts);
-  if (answers === 'aborted') return void count(group, 'aborted');
-  if (!answers.length && !opts.allowNoAnswer) throw new Error(`${group}: the server closed without answering`);
-  for (const a of answers) {
-    checkAnswer(group, a.status, a.headers['content-type'] ?? null, a.body);
-    count(group, a.status);
-  }
-  if (!answers.length) count(group, 'closed');
 }
 
 const request = (method: string, path: string, headers: [string, string][], body: string | Uint8Array = ''): Piece[] => [
@@ -201,10 +157,12 @@ const request = (method: string, path: string, headers: [string, string][], body
   ...(body.length ? [body] : []),
 ];
 
+/** The server is up, and the canaries answer as they did before the fuzz. */
 async function healthy(): Promise<void> {
   const res = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
   expect(res.status).toBe(200);
   expect(server.proc.exitCode).toBeNull();
+  expect(await askCanaries(server.url, key)).toEqual(canaries);
 }
 
 // ---------- arbitraries ----------
@@ -352,6 +310,7 @@ describe('HTTP fuzz against a real server', () => {
     for (let i = 0; i < 5; i++) {
       await send('warmup', 'POST', '/v1/chat/completions', { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, JSON.stringify({ model: 'svc/tiny-chat', messages: [{ role: 'user', content: `warm ${i}` }] }));
     }
+    canaries = await askCanaries(server.url, key);
     before = memory(server.proc.pid!);
     started = Date.now();
   });
@@ -399,6 +358,9 @@ describe('HTTP fuzz against a real server', () => {
           n: smallInt(1, 2),
           seed: fc.integer(),
           logprobs: fc.boolean(),
+          top_logprobs: fc.option(smallInt(0, 20), { nil: undefined }),
+          frequency_penalty: fc.option(fc.double({ min: -2, max: 2, noNaN: true }), { nil: undefined }),
+          response_format: fc.option(fc.constant({ type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] } } }), { nil: undefined }),
           stream: fc.boolean(),
         }),
       }),
@@ -485,6 +447,28 @@ describe('HTTP fuzz against a real server', () => {
         await send('json', 'POST', path, headers, body);
       }),
       params(1000),
+    );
+    await healthy();
+  }, 240_000);
+
+  it('values nested deep in the fields handed on as they are: a 400, never a 500', async () => {
+    const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+    const bodies: Record<string, (n: number) => string> = {
+      arguments: (n) =>
+        `{"model":"svc/tiny-chat","max_tokens":2,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":${JSON.stringify(deep(n))}}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]}`,
+      chat_template_kwargs: (n) => `{"model":"svc/tiny-chat","max_tokens":2,"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"x":${deep(n)}}}`,
+      parameters: (n) => `{"model":"svc/tiny-chat","max_tokens":2,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":${deep(n)}}}}}]}`,
+      response_format: (n) => `{"model":"svc/tiny-chat","max_tokens":2,"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":${deep(n)}}}}`,
+      json_schema: (n) => JSON.stringify({ text: 'hi', sampling_params: { max_new_tokens: 2, json_schema: deep(n) } }),
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...Object.keys(bodies)), fc.oneof(fc.integer({ min: 1, max: 80 }), fc.constantFrom(3_000, 5_000, 20_000)), async (field, depth) => {
+        const path = field === 'json_schema' ? '/generate' : '/v1/chat/completions';
+        const status = await send('deep', 'POST', path, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, bodies[field]!(depth));
+        // 413 where the body is over this server's limit.
+        if (depth > 64 && status !== 400 && status !== 413) throw new Error(`${field} nested ${depth} deep: ${status}, not 400`);
+      }),
+      params(150),
     );
     await healthy();
   }, 240_000);
@@ -630,6 +614,28 @@ describe('HTTP fuzz against a real server', () => {
     await raw('paths', request('GET', '/v1/models?' + 'q'.repeat(20_000), [['Authorization', `Bearer ${key}`]]));
     await raw('paths', ['GARBAGE\r\n\r\n']);
     await raw('paths', ['GET /v1/models HTTP/9.9\r\n\r\n']);
+    await healthy();
+  }, 240_000);
+
+  it('odd methods, Host headers and request targets (raw sockets): CONNECT and TRACE are 405s', async () => {
+    const method = fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT', 'PROPFIND', 'MKCOL', 'PURGE');
+    const target = fc.oneof(
+      fc.array(fc.constantFrom('v1', 'models', 'svc', 'tiny-chat', 'chat', 'completions', 'generate', 'health', 'admin', '..', '.', '%2F', '%5C', '\\', '%2e%2e', '%00', '', 'svc%2Ftiny-chat', 'svc\\tiny-chat'), { minLength: 1, maxLength: 5 }).map((xs) => '/' + xs.join('/')),
+      fc.constantFrom('*', 'example.com:443', '127.0.0.1:80', 'http://127.0.0.1/health', 'http://evil.example/v1/models', '/health?x=\\', '/v1/models?%ZZ', '//v1//models'),
+    );
+    const host = fc.constantFrom<string | null>('127.0.0.1', null, 'a b', '[::1', 'x:99999', '', 'evil.example', 'user@host', '..', 'exa\tmple', '127.0.0.1:1');
+    const accept = fc.constantFrom<string | null>(null, 'application/xml', 'text/event-stream', '*/*');
+    await fc.assert(
+      fc.asyncProperty(method, target, host, accept, fc.boolean(), async (m, t, h, a, withKey) => {
+        const headers = [...(h === null ? [] : [`Host: ${h}`]), ...(a ? [`Accept: ${a}`] : []), ...(withKey ? [`Authorization: Bearer ${key}`] : []), 'Connection: close'];
+        const body = m === 'POST' || m === 'PUT' || m === 'PATCH' ? '{}' : '';
+        if (body) headers.push('Content-Type: application/json', `Content-Length: ${body.length}`);
+        const answers = await raw('methods', [`${m} ${t} HTTP/1.1\r\n${headers.map((x) => `${x}\r\n`).join('')}\r\n${body}`], { method: m });
+        // 405 for the method; a 400 where the target or Host is refused before the method is looked at.
+        if (m === 'CONNECT' || m === 'TRACE') for (const ans of answers) if (ans.status !== 405 && ans.status !== 400) throw new Error(`${m} ${t}: ${ans.status}, not 405`);
+      }),
+      params(400),
+    );
     await healthy();
   }, 240_000);
 

@@ -52,3 +52,37 @@ export async function faultyServer(): Promise<{ url: string; close(): Promise<vo
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
 }
+
+/**
+ * A stand-in for an OpenAI-speaking server without the Responses API (as llama.cpp's server
+ * and Ollama's /v1 were): POST …/responses answers 404 the way a web framework does for an
+ * unknown route; everything else is passed to `target` (a real Hearth), streams included.
+ * `paths` lists the POSTs it was sent.
+ */
+export async function chatOnlyUpstream(target: string): Promise<{ url: string; paths: string[]; close(): Promise<void> }> {
+  const paths: string[] = [];
+  const server: Server = createServer(async (req, res) => {
+    if (req.method === 'POST') paths.push(req.url ?? '');
+    if (req.url?.endsWith('/responses')) {
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'Not Found' }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const headers = new Headers();
+    for (const h of ['authorization', 'content-type', 'accept']) if (req.headers[h]) headers.set(h, String(req.headers[h]));
+    const up = await fetch(`${target}${req.url}`, { method: req.method, headers, body: req.method === 'POST' ? Buffer.concat(chunks) : undefined });
+    res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' });
+    const reader = up.body?.getReader();
+    for (let r = await reader?.read(); r && !r.done; r = await reader!.read()) res.write(r.value);
+    res.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    paths,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}

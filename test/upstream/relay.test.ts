@@ -1,7 +1,9 @@
-// relaySse: events are rewritten one by one, the upstream is read only as fast as
-// the client reads (backpressure), a broken-off upstream ends the stream with an
+// relaySse: events are rewritten one by one (or into several, Responses-style named
+// events without [DONE]), the upstream is read only as fast as the client reads
+// (backpressure), a broken-off upstream or a failed rewrite ends the stream with an
 // error event, and the end is reported once with how it ended.
 import { describe, expect, it } from 'vitest';
+import { storeUnavailable } from '../../src/access/types.js';
 import { relaySse, type RelayEnd } from '../../src/upstream/relay.js';
 
 const enc = new TextEncoder();
@@ -73,6 +75,49 @@ describe('relaySse', () => {
     expect(last.error).toMatchObject({ code: 'upstream_error', type: 'server_error' });
     expect(last.error.message).toContain('connection reset');
     expect(ends.map((e) => e.kind)).toEqual(['failed']);
+  });
+
+  it('names each event by its type without [DONE], making one event several and waiting on the rewrite', async () => {
+    const res = relaySse(source(2).stream, {
+      id: 'svc/x',
+      named: true,
+      map: async (ev) => [
+        { type: 'a', n: ev.n },
+        { type: 'b', n: ev.n },
+      ],
+      finish: async () => [{ type: 'last' }],
+      onEnd: () => undefined,
+    });
+    expect(await events(res)).toEqual([
+      'event: a\ndata: {"type":"a","n":0}',
+      'event: b\ndata: {"type":"b","n":0}',
+      'event: a\ndata: {"type":"a","n":1}',
+      'event: b\ndata: {"type":"b","n":1}',
+      'event: last\ndata: {"type":"last"}',
+    ]);
+  });
+
+  it('ends with the stream’s own failure events when the upstream breaks off or a rewrite fails', async () => {
+    const ends: RelayEnd[] = [];
+    const broken = relaySse(source(10, { breakAfter: 1 }).stream, {
+      id: 'svc/x',
+      named: true,
+      map: (ev) => ({ type: 'ev', n: ev.n }),
+      failure: (e) => ({ type: 'response.failed', code: e.code }),
+      onEnd: (e) => ends.push(e),
+    });
+    expect(await events(broken)).toEqual(['event: ev\ndata: {"type":"ev","n":0}', 'event: response.failed\ndata: {"type":"response.failed","code":"upstream_error"}']);
+    const refused = relaySse(source(10).stream, {
+      id: 'svc/x',
+      named: true,
+      map: async () => {
+        throw storeUnavailable(); // the response could not be stored before its last event
+      },
+      failure: (e) => [{ type: 'response.failed', code: e.code }],
+      onEnd: (e) => ends.push(e),
+    });
+    expect(await events(refused)).toEqual(['event: response.failed\ndata: {"type":"response.failed","code":"store_unavailable"}']);
+    expect(ends.map((e) => e.kind)).toEqual(['failed', 'failed']);
   });
 
   it('reports a client that went away as cancelled, once', async () => {

@@ -9,7 +9,7 @@ import type { FinishReason } from '../../engine/protocol.js';
 import type { Usage } from '../generation.js';
 import { randomId } from '../ids.js';
 import type { SseSend } from '../sse.js';
-import { functionCallItem, messageItem, responseObject, type ResponseHead } from './object.js';
+import { functionCallItem, messageItem, responseObject, type ResponseBody, type ResponseHead } from './object.js';
 
 type Delta = ChatCompletionChunk.Choice.Delta;
 
@@ -59,12 +59,17 @@ export class ResponseEvents {
     }
   }
 
-  /** Closes what is open and sends the final response event. */
-  finish(reason: FinishReason, usage: Usage): void {
+  /** Closes what is open and returns the final response, for complete() to send (once it is stored). */
+  finish(reason: FinishReason, usage: Usage): ResponseBody {
     const status = reason === 'length' ? 'incomplete' : 'completed';
     if (!this.done.length && !this.open) this.openMessage(); // an empty reply is still a message
     this.close(status);
-    this.emit(`response.${status}`, { response: responseObject(this.head, status, this.done, { usage }) });
+    return responseObject(this.head, status, this.done, { usage });
+  }
+
+  /** The last event: response.completed (or .incomplete) with the final response. */
+  complete(final: ResponseBody): void {
+    this.emit(`response.${final.status}`, { response: final });
   }
 
   /** The last event of a stream that failed after it began. */

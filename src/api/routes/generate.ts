@@ -28,6 +28,8 @@ function itemMeta(r: GenerateResult, call: GenerateCall, latency: number): Recor
     finish_reason: finishInfo(r),
     e2e_latency: latency,
   };
+  // The raw text is left whole, as vLLM's raw routes do; a reasoning model says how much of it was thinking.
+  if (r.reasoning_tokens !== undefined) m.reasoning_tokens = r.reasoning_tokens;
   if (call.returnLogprob) {
     m.output_token_logprobs = sglangLogprobs(r.logprobs);
     if (call.topLogprobsNum > 0) m.output_top_logprobs = sglangTopLogprobs(r.logprobs);
@@ -50,6 +52,7 @@ function finalBody(set: GenerationSet, call: GenerateCall, id: string, results: 
       cached_tokens: u.cached_tokens,
       finish_reason: finishInfo(results[0]!),
       e2e_latency: latency,
+      ...(results.some((r) => r.reasoning_tokens !== undefined) ? { reasoning_tokens: results.reduce((n, r) => n + (r.reasoning_tokens ?? 0), 0) } : {}),
       items: results.map((r) => itemMeta(r, call, latency)),
     },
   };

@@ -1,31 +1,38 @@
 // POST /v1/responses: the Responses API on the chat engine path (same template, sampling,
 // grammars, tools, keys, limits, caps and charging as chat completions), answered as a
-// response object or as named SSE events.
-import type { GenerateResult } from '../../engine/protocol.js';
+// response object or as named SSE events. A request may continue a stored response
+// (previous_response_id), and its answer is stored unless it says store: false; a
+// stream's is stored before its last event, so a client may continue from it at once.
+// An upstream model's request goes to its upstream (src/upstream/responses.ts) with the
+// same continuation, storage, holds and charging.
 import { reserveGeneration } from '../charge.js';
 import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
-import { invalidRequest, jsonResponse, mapError } from '../errors.js';
+import { jsonResponse, mapError } from '../errors.js';
 import { GenerationSet } from '../generation.js';
 import { randomId } from '../ids.js';
 import { ResponseEvents } from '../responses/events.js';
-import { outputItems, responseObject, type ResponseHead } from '../responses/object.js';
+import { outputItems, responseObject, type ResponseBody, type ResponseHead } from '../responses/object.js';
+import { beginTurn } from '../responses/turn.js';
 import { parseBody } from '../schemas/common.js';
-import { responsesRequestSchema, toResponsesCall } from '../schemas/responses.js';
+import { responsesRequestSchema, toChatBody, toResponsesCall } from '../schemas/responses.js';
 import { sseResponse } from '../sse.js';
 import { replyMessage, StreamedReply } from '../tools/respond.js';
+import { forwardResponses } from '../../upstream/responses.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
+import { forwardHeld } from './upstream.js';
 
 export function responses(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(responsesRequestSchema, await readJson(c, deps));
-    if (body.previous_response_id) {
-      throw invalidRequest('previous_response_id is not supported yet: Hearth does not store responses. Send the whole conversation as `input` items.', 'previous_response_id');
-    }
-    if (deps.runtime.upstreams?.pool(body.model)) {
-      throw invalidRequest(`The Responses API is not served for upstream models yet; ask \`${body.model}\` through /v1/chat/completions.`, 'model');
-    }
+    const raw = await readJson(c, deps);
+    const body = parseBody(responsesRequestSchema, raw);
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
-    const call = toResponsesCall(body, model.tool_syntax);
+    const turn = await beginTurn(deps.runtime.access, c.get('principal'), body);
+    const call = toResponsesCall({ ...body, input: turn.input }, model.tool_syntax);
+    if (deps.runtime.upstreams?.pool(model.id)) {
+      const head: ResponseHead = { id: randomId('resp_'), created_at: Math.floor(Date.now() / 1000), model: model.id, body, call };
+      const cost = toChatBody({ ...body, input: turn.input });
+      return forwardHeld(deps.runtime, c, model, 'chat', cost, (req) => forwardResponses({ head, raw, input: turn.input, keep: turn.keep }, req));
+    }
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, 1, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal);
@@ -33,11 +40,14 @@ export function responses(deps: RouteDeps) {
     const head: ResponseHead = { id: randomId('resp_'), created_at: Math.floor(Date.now() / 1000), model: model.id, body, call };
 
     if (!body.stream) {
-      const [r] = (await respondWith(set, charge)) as [GenerateResult];
-      const { message } = replyMessage(r.text, r.finish_reason, call.tools);
-      const output = outputItems(message.content, message.tool_calls?.flatMap((t) => (t.type === 'function' ? [t] : [])) ?? [], r.finish_reason);
-      const status = r.finish_reason === 'length' ? 'incomplete' : 'completed';
-      return jsonResponse(responseObject(head, status, output, { usage: set.usage() }));
+      let final: ResponseBody | undefined;
+      await respondWith(set, charge, async ([r]) => {
+        const { message } = replyMessage(r!.text, r!.finish_reason, call.tools);
+        const output = outputItems(message.content, message.tool_calls?.flatMap((t) => (t.type === 'function' ? [t] : [])) ?? [], r!.finish_reason);
+        final = responseObject(head, r!.finish_reason === 'length' ? 'incomplete' : 'completed', output, { usage: set.usage() });
+        await turn.keep(final);
+      });
+      return jsonResponse(final);
     }
 
     await startStream(set, charge);
@@ -58,7 +68,9 @@ export function responses(deps: RouteDeps) {
               // Text the engine released only at the end (a held-back partial stop string).
               const rest = e.result.text.length > streamed.length && e.result.text.startsWith(streamed) ? reply.push(e.result.text.slice(streamed.length)) : [];
               for (const d of [...rest, ...reply.end()]) events.push(d);
-              events.finish(e.result.finish_reason, set.usage());
+              const final = events.finish(e.result.finish_reason, set.usage());
+              await turn.keep(final);
+              events.complete(final);
             }
           }
         }),

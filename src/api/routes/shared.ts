@@ -17,17 +17,26 @@ export function finishUsage(u: Usage): CompletionUsage {
 
 /** Waits for a non-streamed request's generations and settles its charge before the
  * reply is sent (a charge the store cannot take means no reply: 503); a cut or failure
- * is charged too when tokens had already been produced, and otherwise frees the hold. */
-export async function respondWith(set: GenerationSet, charge: GenerationCharge): Promise<GenerateResult[]> {
+ * is charged too when tokens had already been produced, and otherwise frees the hold.
+ * `beforeCharge` is what must also happen for the reply to go out (storing it): when it
+ * fails, nothing is charged and its error is the answer. */
+export async function respondWith(set: GenerationSet, charge: GenerationCharge, beforeCharge?: (results: GenerateResult[]) => Promise<void>): Promise<GenerateResult[]> {
+  let results: GenerateResult[];
   try {
-    const results = await set.all();
-    await charge.settle(set.usage(), true);
-    return results;
+    results = await set.all();
   } catch (err) {
     const u = set.usage();
     await charge.settle(u.completion_tokens > 0 ? u : null);
     throw err;
   }
+  try {
+    await beforeCharge?.(results);
+  } catch (err) {
+    await charge.settle(null);
+    throw err;
+  }
+  await charge.settle(set.usage(), true);
+  return results;
 }
 
 /** Runs a stream's body, then settles what it produced (nothing, if it was cut before

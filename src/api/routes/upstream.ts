@@ -1,7 +1,8 @@
 // Sends a request for an upstream model to its forwarding (src/upstream) and
 // lets every other request through to the local route. Access checks already
 // ran (the router's key gate); this is the one place upstream requests hold their
-// most possible cost against the cap and settle it to what the upstream delivered.
+// most possible cost against the cap and settle it to what the upstream delivered
+// (the Responses route, which reads its body itself, comes here through forwardHeld).
 import type { Hold, Principal } from '../../access/types.js';
 import type { ModelState } from '../../engine/protocol.js';
 import type { Runtime } from '../../types.js';
@@ -35,6 +36,37 @@ function reserve(runtime: Runtime, p: Principal, model: ModelState, endpoint: Up
   return runtime.access.reserve(p, { model: model.id, maxCostUsd });
 }
 
+/** Holds the most `costBody` (read as `endpoint`'s body) can cost on the upstream model, and
+ * sends with a request that charges the hold what the upstream delivered; a failure before
+ * anything was delivered frees it. */
+export async function forwardHeld(
+  runtime: Runtime,
+  c: Ctx,
+  model: ModelState,
+  endpoint: UpstreamEndpoint,
+  costBody: Body,
+  sendIt: (req: UpstreamRequest) => Promise<Response>,
+): Promise<Response> {
+  const upstreams = runtime.upstreams!;
+  const id = model.id;
+  const hold = await reserve(runtime, c.get('principal'), model, endpoint, costBody);
+  try {
+    return await sendIt({
+      pool: upstreams.pool(id)!,
+      deps: upstreams.deps,
+      signal: c.req.raw.signal,
+      delivered: (u) => hold.delivered?.(usageRecord(runtime, id, u)),
+      charge: (u, beforeReply = false) => {
+        if (u) runtime.observer?.upstreamTokens?.(id, u.prompt_tokens, u.completion_tokens);
+        return hold.settle(u && usageRecord(runtime, id, u), { beforeReply });
+      },
+    });
+  } catch (err) {
+    await hold.settle(null); // nothing was delivered (a no-op if a charge was already settled)
+    throw err;
+  }
+}
+
 export function upstreamOr(deps: RouteDeps, endpoint: UpstreamEndpoint, local: (c: Ctx) => Promise<Response>): (c: Ctx) => Promise<Response> {
   return async (c) => {
     const { runtime } = deps;
@@ -43,24 +75,8 @@ export function upstreamOr(deps: RouteDeps, endpoint: UpstreamEndpoint, local: (
     // A copy: the local route reads the original body itself.
     const body = await readJsonObject(c.req.raw.clone(), deps.maxBodyBytes);
     const id = typeof body.model === 'string' ? body.model : endpoint === 'generate' && body.model == null ? await defaultTextModel(runtime) : null;
-    const pool = id ? upstreams.pool(id) : undefined;
-    if (!id || !pool) return local(c);
+    if (!id || !upstreams.pool(id)) return local(c);
     const model = await resolveModel(runtime, id, USE[endpoint]);
-    const hold = await reserve(runtime, c.get('principal'), model, endpoint, body);
-    try {
-      return await send(endpoint, body, {
-        pool,
-        deps: upstreams.deps,
-        signal: c.req.raw.signal,
-        delivered: (u) => hold.delivered?.(usageRecord(runtime, id, u)),
-        charge: (u, beforeReply = false) => {
-          if (u) runtime.observer?.upstreamTokens?.(id, u.prompt_tokens, u.completion_tokens);
-          return hold.settle(u && usageRecord(runtime, id, u), { beforeReply });
-        },
-      });
-    } catch (err) {
-      await hold.settle(null); // nothing was delivered (a no-op if a charge was already settled)
-      throw err;
-    }
+    return forwardHeld(runtime, c, model, endpoint, body, (req) => send(endpoint, body, req));
   };
 }

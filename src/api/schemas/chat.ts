@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { invalidRequest } from '../errors.js';
 import type { ChatMessage, SamplingParams, ToolSyntax } from '../../engine/protocol.js';
 import * as c from './common.js';
+import { checkDepth } from './depth.js';
+import { REASONING_EFFORTS, thinkingKwargs } from '../reasoning/index.js';
 import { planTools, type ToolPlan } from '../tools/choice.js';
 import { responseFormatGrammar, responseFormatSchema, structuredFields, toolCall } from './structured.js';
 
@@ -34,6 +36,8 @@ const message = z.object({
   name: z.string().nullish(),
   tool_calls: z.array(toolCall).nullish(),
   tool_call_id: z.string().nullish(),
+  /** An assistant turn's thinking, as a reasoning model's reply carried it (vLLM's and llama.cpp's field). */
+  reasoning_content: z.string().nullish(),
 });
 
 export const chatRequestSchema = z.object({
@@ -46,6 +50,8 @@ export const chatRequestSchema = z.object({
   ...structuredFields,
   /** vLLM's and SGLang's field: extra variables for the model's chat template. */
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  /** "none" and "minimal" switch a reasoning model's thinking off where its template can. */
+  reasoning_effort: z.enum(REASONING_EFFORTS).nullish(),
 }).superRefine((b, ctx) => {
   if (b.top_logprobs != null && !b.logprobs) {
     ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: "'top_logprobs' needs 'logprobs' set to true." });
@@ -79,6 +85,7 @@ export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
     const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
     if (m.name != null) out.name = m.name;
     if (m.tool_call_id != null) out.tool_call_id = m.tool_call_id;
+    if (m.reasoning_content != null) out.reasoning_content = m.reasoning_content;
     if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((t, j) => ({ ...t, function: { name: t.function.name, arguments: parseArguments(t.function.arguments, i, j) } }));
     return out;
   });
@@ -87,10 +94,12 @@ export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
   const tools = planTools(b, syntax, responseFormatSchema(b.response_format));
   const grammar = tools.grammar ?? responseFormatGrammar(b.response_format);
   if (grammar) sampling.grammar = grammar;
+  if (b.chat_template_kwargs) checkDepth(b.chat_template_kwargs, 'chat_template_kwargs');
+  const templateKwargs = thinkingKwargs(b.reasoning_effort, b.chat_template_kwargs);
   return {
     model: b.model,
     messages,
-    ...(b.chat_template_kwargs ? { templateKwargs: b.chat_template_kwargs } : {}),
+    ...(templateKwargs ? { templateKwargs } : {}),
     sampling,
     n: c.pick(b.n, 1),
     stream: b.stream === true,
@@ -102,9 +111,13 @@ export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
 
 /** Chat templates take a call's arguments as an object; the API carries them as a JSON string. */
 function parseArguments(text: string, i: number, j: number): unknown {
+  const param = `messages[${i}].tool_calls[${j}].function.arguments`;
+  let args: unknown;
   try {
-    return JSON.parse(text);
+    args = JSON.parse(text);
   } catch {
-    throw invalidRequest('Tool call arguments must be a JSON string.', `messages[${i}].tool_calls[${j}].function.arguments`);
+    throw invalidRequest('Tool call arguments must be a JSON string.', param);
   }
+  checkDepth(args, param);
+  return args;
 }

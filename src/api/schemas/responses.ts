@@ -23,6 +23,7 @@ const textPart = z.looseObject({ type: z.string(), text: z.unknown().optional() 
 
 const message = z.object({
   type: z.literal('message').optional(),
+  id: z.string().nullish(),
   role: z.enum(['user', 'assistant', 'system', 'developer']),
   content: z.union([z.string(), z.array(textPart)]),
 });
@@ -104,9 +105,13 @@ export const responsesRequestSchema = z.object({
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
 
+/** Items as stored (a continued conversation's), read as a request's input items are. */
+export const inputItems = z.array(inputItem);
+
 type ChatMessageBody = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
 
-type Item = z.output<typeof message> | z.output<typeof functionCall> | z.output<typeof functionCallOutput>;
+export type InputItem = z.output<typeof message> | z.output<typeof functionCall> | z.output<typeof functionCallOutput>;
+type Item = InputItem;
 const isMessage = (item: Item): item is z.output<typeof message> => item.type === undefined || item.type === 'message';
 
 const joinText = (v: string | { text?: unknown }[]) => (typeof v === 'string' ? v : v.map((p) => p.text as string).join(''));
@@ -131,12 +136,13 @@ export function toMessages(b: ResponsesRequest): ChatMessageBody[] {
   return out;
 }
 
-/** The chat call for a Responses request: one reply, its grammar errors blamed on Responses fields. */
-export function toResponsesCall(b: ResponsesRequest, syntax?: ToolSyntax): ChatCall {
+/** The chat completions body a Responses request stands for (also what an upstream that
+ * has no /responses of its own is sent). */
+export function toChatBody(b: ResponsesRequest): Record<string, unknown> {
   const messages = toMessages(b);
   if (!messages.length) throw invalidRequest('The input has no items.', 'input');
   const f = b.text?.format;
-  const chat = c.parseBody(chatRequestSchema, {
+  return {
     model: b.model,
     messages,
     temperature: b.temperature,
@@ -148,7 +154,12 @@ export function toResponsesCall(b: ResponsesRequest, syntax?: ToolSyntax): ChatC
     tool_choice: typeof b.tool_choice === 'object' && b.tool_choice ? { type: 'function', function: { name: b.tool_choice.name } } : b.tool_choice,
     parallel_tool_calls: b.parallel_tool_calls,
     response_format: f?.type === 'json_schema' ? { type: 'json_schema', json_schema: { name: f.name, schema: f.schema, description: f.description, strict: f.strict } } : f,
-  });
+  };
+}
+
+/** The chat call for a Responses request: one reply, its grammar errors blamed on Responses fields. */
+export function toResponsesCall(b: ResponsesRequest, syntax?: ToolSyntax): ChatCall {
+  const chat = c.parseBody(chatRequestSchema, toChatBody(b));
   const call = toChatCall(chat, syntax);
   const grammar = call.sampling.grammar;
   if (grammar && 'param' in grammar && grammar.param === 'response_format') grammar.param = 'text.format';

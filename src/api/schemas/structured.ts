@@ -1,6 +1,7 @@
 // The chat fields for structured outputs and tool calls, and the grammar each one asks for.
 import { z } from 'zod';
 import type { GrammarSpec } from '../../engine/protocol.js';
+import { checkSchema } from '../../engine/structured/limits.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 /** A schema's or a function's name, as OpenAI restricts them. */
@@ -62,6 +63,8 @@ export function responseFormatSchema(f: ResponseFormat): Record<string, unknown>
 export function responseFormatGrammar(f: ResponseFormat): GrammarSpec | undefined {
   const schema = responseFormatSchema(f);
   if (!schema) return undefined;
+  // Before anything serialises it (JSON.stringify recurses): depth, size, $refs (engine/structured/limits.ts).
+  checkSchema(schema, 'response_format');
   if (Object.keys(schema).length === 1 && schema.type === 'object') return { type: 'json_object', param: 'response_format' };
   return { type: 'json_schema', schema: JSON.stringify(schema), param: 'response_format' };
 }

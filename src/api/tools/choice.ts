@@ -3,6 +3,7 @@
 // model's own call syntax).
 import type { z } from 'zod';
 import type { GrammarSpec, ToolDefinition, ToolSyntax } from '../../engine/protocol.js';
+import { checkSchema } from '../../engine/structured/limits.js';
 import { invalidRequest } from '../errors.js';
 import type { structuredFields } from '../schemas/structured.js';
 import { toolCallGrammar } from './syntax.js';
@@ -31,7 +32,10 @@ export function planTools(b: Fields, syntax: ToolSyntax = 'hermes', content?: Re
     if (p && p.type !== undefined && p.type !== 'object') {
       throw invalidRequest(`A function's parameters must be a JSON Schema of type 'object', not '${String(p.type)}'.`, `tools[${i}].function.parameters`);
     }
+    // The same limits as any schema, before the chat template or the grammar serialise it.
+    if (p) checkSchema(p, `tools[${i}].function.parameters`);
   });
+  if (content) checkSchema(content, 'response_format');
   const tools: ToolDefinition[] = offered.map((t) => ({
     type: 'function',
     function: {

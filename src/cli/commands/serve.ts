@@ -3,7 +3,7 @@
 import type { Device } from '../../engine/protocol.js';
 import type { ServeOptions } from '../../front/node/options.js';
 import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { downloadBars, type ProgressView } from '../progress.js';
 import type { Io } from '../io.js';
 
@@ -25,6 +25,9 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --metrics-key K        GET /metrics then needs "Authorization: Bearer K" (default: open)
   --log-level L          JSON logs on stdout: debug, info (default), warn, error, silent
   --store S              file (default), memory, or a redis:// URL
+  --responses-per-account N  stored responses (/v1/responses) each account keeps,
+                         the oldest deleted first (default 1000)
+  --responses-max-age-days D  how long a stored response is kept (default 30)
   -h, --help             show this help
 
 On a first start with no keys, a key is created and printed.
@@ -49,6 +52,8 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'kv-cache-mb': { type: 'string' },
     'metrics-key': { type: 'string' },
     'log-level': { type: 'string' },
+    'responses-per-account': { type: 'string' },
+    'responses-max-age-days': { type: 'string' },
   });
   if (values.help) {
     io.out(SERVE_HELP);
@@ -91,6 +96,12 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     if (!levels.includes(values['log-level'])) throw new UsageError(`serve: --log-level must be one of ${levels.join(', ')}`);
     o.logLevel = values['log-level'];
   }
+  const perAccount = intFlag('serve', 'responses-per-account', values['responses-per-account'], 1);
+  const days = numberFlag('serve', 'responses-max-age-days', values['responses-max-age-days'], 0);
+  if (days === 0) throw new UsageError('serve: --responses-max-age-days must be a number > 0 (got "0")');
+  if (perAccount !== undefined || days !== undefined) {
+    o.responseRetention = { ...(perAccount !== undefined ? { perAccount } : {}), ...(days !== undefined ? { maxAgeMs: days * 86_400_000 } : {}) };
+  }
   if (values.store !== undefined) {
     const s = values.store;
     if (s !== 'file' && s !== 'memory' && !/^rediss?:\/\//i.test(s)) {
@@ -105,8 +116,14 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
 export async function serveCommand(args: string[], io: Io): Promise<number> {
   const options = serveOptions(args, io);
   if (!options) return 0;
+  // Without an adapter every model would fail to load while the server ran on: one line, exit 1.
+  if (options.device === 'webgpu') {
+    const { webgpuAdapterProblem } = await import('../../backends/node-webgpu-probe.js');
+    const problem = await webgpuAdapterProblem();
+    if (problem) throw new CliError(problem);
+  }
   // Loaded lazily: the other commands must not pay for (or depend on) the server and engine.
-  const { serve } = await import('../../front/node/serve.js');
+  const { serve, DRAIN_MS } = await import('../../front/node/serve.js');
   // Hub repos named by --models download before the server starts: a bar per file.
   let bars: ProgressView | undefined;
   options.onDownload = (p) => (bars ??= downloadBars()).update(p);
@@ -124,6 +141,12 @@ export async function serveCommand(args: string[], io: Io): Promise<number> {
       }
       closing = true;
       io.err(`Received ${signal}; shutting down.`);
+      // close() ends within the drain deadline by itself; should anything still hang, the
+      // process goes anyway, a little after it (nothing may outlive a stop).
+      setTimeout(() => {
+        io.err('hearth: serve: shutting down took longer than the drain deadline; exiting now.');
+        process.exit(1);
+      }, (options.drainMs ?? DRAIN_MS) + 5_000).unref();
       server.close().then(
         () => resolve(0),
         (err: unknown) => {

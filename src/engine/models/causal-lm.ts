@@ -260,21 +260,31 @@ export class CausalLM {
   }
 
   private async toHost(plan: CopyPlan, source: KvArray[] | Tensor[]): Promise<SeqKv> {
+    // Where device tensors cannot be read back (onnxruntime-node), the copy itself lands on the host.
+    if (this.backend.copyToHost && source.some(isDeviceTensor)) {
+      const data = await this.backend.copyToHost(plan, [source as Tensor[]]);
+      this.reads.prefixCache++;
+      return { length: plan.width, data };
+    }
     const out = await this.copy(plan, [source], 'prefixCache');
     if (out.data) return { length: plan.width, data: out.data };
     this.reads.prefixCache++;
     return { length: plan.width, data: await Promise.all(out.device.map((t) => t.getData(true) as Promise<KvArray>)) };
   }
 
-  /** Runs a copy plan where its sources are: on the device if it can, else on the host. */
+  /**
+   * Runs a copy plan where its sources are: on the device if any is there and the backend
+   * can (host parts, a prefix-cache hit, go up as host tensors), else on the host.
+   */
   private async copy(plan: CopyPlan, sources: (KvArray[] | Tensor[])[], why: keyof CausalLM['reads']): Promise<{ data: KvArray[]; device?: undefined } | { data: null; device: Tensor[] }> {
-    const onDevice = (x: KvArray | Tensor): x is Tensor => !ArrayBuffer.isView(x) && x.location === 'gpu-buffer';
-    if (sources.every((s) => s.every(onDevice)) && this.backend.copyOnDevice) {
-      const device = await this.backend.copyOnDevice(plan, sources as Tensor[][]);
+    if (sources.some((s) => s.some(isDeviceTensor)) && this.backend.copyOnDevice) {
+      const { Tensor } = this.backend;
+      const asTensor = (x: KvArray | Tensor): Tensor => (ArrayBuffer.isView(x) ? new Tensor(this.io.kvType, x, [x.length]) : x);
+      const device = await this.backend.copyOnDevice(plan, sources.map((s) => (s as (KvArray | Tensor)[]).map(asTensor)));
       if (device) return { data: null, device };
     }
     // The host path: device parts are read back (getData turns such a tensor into a host one; the caller still disposes it).
-    if (sources.some((s) => s.some(onDevice))) this.reads[why]++;
+    if (sources.some((s) => s.some(isDeviceTensor))) this.reads[why]++;
     const hostArray = async (x: KvArray | Tensor): Promise<KvArray> => (ArrayBuffer.isView(x) ? x : ((await x.getData()) as KvArray));
     const host = await Promise.all(sources.map((s) => Promise.all((s as (KvArray | Tensor)[]).map(hostArray))));
     return { data: runOnHost(plan, host) };
@@ -299,6 +309,8 @@ export class CausalLM {
     await this.session.release();
   }
 }
+
+const isDeviceTensor = (x: KvArray | Tensor): x is Tensor => !ArrayBuffer.isView(x) && x.location === 'gpu-buffer';
 
 /** A cache's 2 × layers tensors as they are fed: device tensors, or host arrays. */
 function tensorsOf(kv: BatchKv | SeqCache): KvArray[] | Tensor[] {

@@ -2,18 +2,44 @@
 // each generation gets its own matcher over the shared compiled grammar.
 import { EngineError } from '../errors.js';
 import type { GrammarSpec } from '../protocol.js';
+import { allowsAny, compileWith } from './compile.js';
 import { Constraint } from './constraint.js';
-import { factorLiteralAlternatives } from './factor-literals.js';
+import { checkGrammarSpec } from './limits.js';
+import { grammarTrial } from './trial.js';
 import type { Utf8Filter } from './utf8.js';
-import { createTokenizerInfo, type TokenizerJson } from './tokenizer-info.js';
-import { withReason, xgrammar, type CompiledGrammar, type GrammarCompiler, type TokenizerInfo, type XGrammar } from './xgrammar.js';
+import { createTokenizerInfo, vocabInfo, type TokenizerJson, type VocabInfo } from './tokenizer-info.js';
+import {
+  retireXGrammar,
+  withReason,
+  xgrammar,
+  xgrammarGeneration,
+  type CompiledGrammar,
+  type GrammarCompiler,
+  type TokenizerInfo,
+  type XGrammar,
+} from './xgrammar.js';
 
 /** Distinct grammars kept per model; the least recently used goes first. */
 const CACHE_SIZE = 64;
 
+interface Started {
+  xg: XGrammar;
+  compiler: GrammarCompiler;
+  info: TokenizerInfo;
+  /** The XGrammar instance these belong to. */
+  gen: number;
+}
+
+let nextKey = 0;
+
 export class Grammars {
-  private compiler?: Promise<{ xg: XGrammar; compiler: GrammarCompiler; info: TokenizerInfo }>;
-  private readonly compiled = new Map<string, Promise<CompiledGrammar>>();
+  private compiler?: Promise<Started>;
+  private compilerGen = -1;
+  /** Compiled grammars, each with the instance it lives in (a matcher must come from the same one). */
+  private readonly compiled = new Map<string, Promise<Compiled>>();
+  /** Names this vocabulary to a trial worker. */
+  private readonly key = `vocab-${nextKey++}`;
+  private vocab?: VocabInfo;
 
   constructor(
     private readonly tokenizer: TokenizerJson,
@@ -23,11 +49,29 @@ export class Grammars {
     private readonly utf8?: Utf8Filter,
   ) {}
 
-  /** A fresh matcher for one generation. A grammar that cannot compile → invalid_value naming `spec.param`. */
+  /**
+   * A fresh matcher for one generation. A grammar over a limit, one that cannot compile, or one
+   * that matches nothing at all → invalid_value naming `spec.param`.
+   */
   async constraint(spec: GrammarSpec): Promise<Constraint> {
-    const { xg } = await this.start();
-    const grammar = await this.compile(spec);
-    return new Constraint(await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar)), this.utf8);
+    checkGrammarSpec(spec);
+    const { grammar, xg, gen } = await this.compile(spec);
+    const matcher = await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar), gen).catch((e: unknown) => {
+      throw cannotUse(spec.param, e);
+    });
+    let first: Int32Array;
+    try {
+      first = await matcher.getNextTokenBitmask();
+    } catch (e) {
+      retireXGrammar(gen);
+      throw cannotUse(spec.param, e);
+    }
+    if (!allowsAny(first, this.vocabSize)) {
+      matcher.dispose();
+      // `root ::= root`: no text, not even an empty one, is ever complete.
+      throw new EngineError('invalid_value', `The grammar in '${spec.param}' cannot be used: it matches no output at all.`, spec.param);
+    }
+    return new Constraint(matcher, this.utf8, gen, this.vocabSize);
   }
 
   /** Frees XGrammar's memory for this model (its WASM heap is not garbage-collected). */
@@ -36,95 +80,83 @@ export class Grammars {
     this.compiler = undefined;
     const compiled = [...this.compiled.values()];
     this.compiled.clear();
-    for (const g of await Promise.allSettled(compiled)) if (g.status === 'fulfilled') g.value.dispose();
     const s = await started?.catch(() => undefined);
-    s?.compiler.dispose();
-    s?.info.dispose();
+    // A retired instance may be broken: what it holds goes with it, unfreed.
+    if (!s || s.gen !== xgrammarGeneration()) return;
+    for (const g of await Promise.allSettled(compiled)) if (g.status === 'fulfilled' && g.value.gen === s.gen) g.value.grammar.dispose();
+    s.compiler.dispose();
+    s.info.dispose();
   }
 
-  private start() {
-    this.compiler ??= (async () => {
-      const xg = await xgrammar();
-      const info = await createTokenizerInfo(xg, this.tokenizer, this.vocabSize, this.stopIds);
-      return { xg, info, compiler: await xg.GrammarCompiler.createGrammarCompiler(info) };
-    })();
+  private vocabInfo(): VocabInfo {
+    return (this.vocab ??= vocabInfo(this.tokenizer, this.vocabSize, this.stopIds));
+  }
+
+  /** The compiler of the current XGrammar instance (made again, with an empty cache, after it was retired). */
+  private start(): Promise<Started> {
+    const gen = xgrammarGeneration();
+    if (this.compilerGen !== gen) {
+      this.compiler = undefined;
+      this.compiled.clear();
+      this.compilerGen = gen;
+    }
+    if (!this.compiler) {
+      const started = (async () => {
+        const xg = await xgrammar();
+        const at = xgrammarGeneration();
+        const info = await createTokenizerInfo(xg, this.vocabInfo(), at);
+        const compiler = await withReason(() => xg.GrammarCompiler.createGrammarCompiler(info), at);
+        return { xg, info, compiler, gen: at };
+      })();
+      this.compiler = started;
+      // A failed start is not kept: the next request starts again (on a fresh instance).
+      started.catch(() => {
+        if (this.compiler === started) this.compiler = undefined;
+      });
+    }
     return this.compiler;
   }
 
-  private compile(spec: GrammarSpec): Promise<CompiledGrammar> {
+  private compile(spec: GrammarSpec): Promise<Compiled> {
     const { param, ...grammar } = spec;
     const key = JSON.stringify(grammar);
+    if (this.compilerGen !== xgrammarGeneration()) this.compiled.clear();
     let hit = this.compiled.get(key);
     if (hit) {
       this.compiled.delete(key); // re-inserted below as the most recent
     } else {
-      hit = this.start().then(({ compiler }) => withReason(() => compileWith(compiler, spec)));
+      hit = this.compileNew(spec);
       // A failed compile is not kept: the next request with it gets its own 400.
       hit.catch(() => this.compiled.delete(key));
     }
     this.compiled.set(key, hit);
     if (this.compiled.size > CACHE_SIZE) this.compiled.delete(this.compiled.keys().next().value!);
     return hit.catch((e: unknown) => {
-      const why = e instanceof Error ? e.message : String(e);
-      throw new EngineError('invalid_value', `The grammar in '${param}' cannot be used: ${why}`, param);
+      throw cannotUse(param, e);
     });
   }
-}
 
-/** No free whitespace in JSON (a model could pad it forever): XGrammar fixes the layout. */
-const JSON_OPTIONS: [boolean, undefined, [string, string]] = [false, undefined, [',', ':']];
-
-async function compileWith(compiler: GrammarCompiler, spec: GrammarSpec): Promise<CompiledGrammar> {
-  switch (spec.type) {
-    case 'json_object':
-      return compiler.compileJSONSchema(JSON.stringify({ type: 'object' }), ...JSON_OPTIONS, false);
-    case 'json_schema':
-      return compiler.compileGrammar(await schemaGrammar(spec.schema));
-    case 'regex':
-    case 'ebnf': {
-      // Normalized first, so that nested alternatives become rules the workaround can factor.
-      const xg = await xgrammar();
-      const grammar =
-        spec.type === 'regex'
-          ? await xg.Grammar.fromStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: spec.pattern } })
-          : await xg.Grammar.fromEBNF(spec.grammar);
-      const text = factorLiteralAlternatives(grammar.toString());
-      grammar.dispose();
-      return compiler.compileGrammar(text);
-    }
-    case 'structural_tag':
-      return compiler.compileStructuralTag(await compactSchemas(spec.tag));
+  private async compileNew(spec: GrammarSpec): Promise<Compiled> {
+    const trial = grammarTrial();
+    await trial?.run(spec, this.key, () => this.vocabInfo());
+    const once = async () => {
+      const { xg, compiler, gen } = await this.start();
+      return { grammar: await withReason(() => compileWith(xg, compiler, spec), gen), xg, gen };
+    };
+    // What compiled in the trial compiles here too, unless this instance was already broken
+    // (it has been retired by the failure): then once more, on a fresh one.
+    return trial ? once().catch(once) : once();
   }
 }
 
-/** Structural tags' json_schema contents allow free whitespace; their schemas are
- * compiled here into grammars with XGrammar's compact JSON layout instead. */
-async function compactSchemas(tag: string): Promise<string> {
-  const xg = await xgrammar();
-  const out: unknown = JSON.parse(tag);
-  const visit = async (node: unknown): Promise<void> => {
-    if (Array.isArray(node)) for (const x of node) await visit(x);
-    else if (node && typeof node === 'object') {
-      const o = node as Record<string, unknown>;
-      if (o.type === 'json_schema' && o.json_schema !== undefined) {
-        o.grammar = await schemaGrammar(JSON.stringify(o.json_schema));
-        o.type = 'grammar';
-        delete o.json_schema;
-      } else for (const v of Object.values(o)) await visit(v);
-    }
-  };
-  await visit(out);
-  return JSON.stringify(out);
+interface Compiled {
+  grammar: CompiledGrammar;
+  xg: XGrammar;
+  gen: number;
 }
 
-/**
- * A JSON schema as XGrammar's EBNF, with two repairs for XGrammar 0.1.27: enum and const
- * alternatives are factored (see factor-literals.ts), and strings with minLength/maxLength,
- * written as `[^"\\\r\n]{m,n}`, which lets raw control characters through (invalid
- * JSON), exclude them as its unbounded strings do.
- */
-async function schemaGrammar(schema: string): Promise<string> {
-  const xg = await xgrammar();
-  const ebnf = factorLiteralAlternatives(await xg.Testings._jsonSchemaToEBNF(schema, ...JSON_OPTIONS));
-  return ebnf.replaceAll('[^"\\\\\\r\\n]{', '[^"\\\\\\0-\\x1f]{');
+function cannotUse(param: string, e: unknown): EngineError {
+  if (e instanceof EngineError) return e;
+  const why = e instanceof Error ? e.message : String(e);
+  return new EngineError('invalid_value', `The grammar in '${param}' cannot be used: ${why}`, param);
 }

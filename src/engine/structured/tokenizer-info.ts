@@ -46,9 +46,20 @@ export function encodedVocab(json: TokenizerJson, size: number): string[] {
   return vocab;
 }
 
-export function createTokenizerInfo(xg: XGrammar, json: TokenizerJson, vocabSize: number, stopIds: number[]): Promise<TokenizerInfo> {
+/** What XGrammar's TokenizerInfo is made from: plain data, so that a worker can make its own. */
+export interface VocabInfo {
+  vocab: string[];
+  type: VocabType;
+  prependSpace: boolean;
+  vocabSize: number;
+  stopIds: number[];
+}
+
+export function vocabInfo(json: TokenizerJson, vocabSize: number, stopIds: number[]): VocabInfo {
   // The mask covers the model's logits: vocabSize is theirs (config.json), not the tokenizer's.
-  return withReason(() =>
-    xg.TokenizerInfo.createTokenizerInfo(encodedVocab(json, vocabSize), vocabType(json), prependsSpace(json), vocabSize, stopIds),
-  );
+  return { vocab: encodedVocab(json, vocabSize), type: vocabType(json), prependSpace: prependsSpace(json), vocabSize, stopIds };
+}
+
+export function createTokenizerInfo(xg: XGrammar, v: VocabInfo, gen?: number): Promise<TokenizerInfo> {
+  return withReason(() => xg.TokenizerInfo.createTokenizerInfo(v.vocab, v.type, v.prependSpace, v.vocabSize, v.stopIds), gen);
 }

@@ -12,10 +12,30 @@ let loader: () => Promise<XGrammar> = async () => {
   return mod.GrammarCompiler ? mod : (mod.default ?? (globalThis as { xgrammar?: XGrammar }).xgrammar!);
 };
 let loaded: Promise<XGrammar> | undefined;
+/** Counts the instances retired so far: whatever was made with an older one is not used again. */
+let generation = 0;
 
 export function setXGrammarLoader(load: () => Promise<XGrammar>): void {
   loader = load;
   loaded = undefined;
+  generation++;
+}
+
+/**
+ * Which instance xgrammar() returns now. A failed call can leave XGrammar's WASM module
+ * broken for every later call (a stack overflow is not caught, and an abort leaves its
+ * stack pointer where it stopped), so after any failure the instance is retired and the
+ * next call loads a fresh one (Node's loader compiles a new module each time; about 40 ms).
+ */
+export function xgrammarGeneration(): number {
+  return generation;
+}
+
+/** Stops handing out the instance of `gen` (no-op when a newer one is already in use). */
+export function retireXGrammar(gen: number): void {
+  if (gen !== generation) return;
+  loaded = undefined;
+  generation++;
 }
 
 /** XGrammar reports why a compile failed only on stderr (then aborts the call with
@@ -41,18 +61,18 @@ export function xgrammar(): Promise<XGrammar> {
 
 let queue: Promise<unknown> = Promise.resolve();
 
-/** Runs an XGrammar call; a failure is rethrown with XGrammar's own reason. Calls run one
- * at a time (the work is synchronous WASM anyway), so each captures only its own lines. */
-export function withReason<T>(fn: () => Promise<T>): Promise<T> {
+/** Runs an XGrammar call; a failure is rethrown with XGrammar's own reason, and retires the
+ * instance the call ran on (`gen`: the one its objects came from). Calls run one at a time (the work is synchronous WASM anyway), so
+ * each captures only its own lines. */
+export function withReason<T>(fn: () => Promise<T>, gen = generation): Promise<T> {
   const run = async () => {
     const lines: string[] = [];
     captured = lines;
     try {
       return await fn();
     } catch (e) {
-      const fatal = lines.find((l) => l.includes('[FATAL]'));
-      const why = fatal ? fatal.replace(/^.*\[FATAL\][^:]*:\d+:\s*/, '') : e instanceof Error ? e.message : String(e);
-      throw new Error(why);
+      retireXGrammar(gen);
+      throw new Error(reasonOf(e, lines));
     } finally {
       captured = null;
     }
@@ -60,4 +80,10 @@ export function withReason<T>(fn: () => Promise<T>): Promise<T> {
   const next = queue.then(run, run);
   queue = next.catch(() => undefined);
   return next;
+}
+
+/** XGrammar's own words for a failure: its [FATAL] line when it printed one. */
+export function reasonOf(e: unknown, lines: string[]): string {
+  const fatal = lines.find((l) => l.includes('[FATAL]'));
+  return fatal ? fatal.replace(/^.*\[FATAL\][^:]*:\d+:\s*/, '') : e instanceof Error ? e.message : String(e);
 }

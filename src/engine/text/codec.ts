@@ -2,6 +2,7 @@ import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transforme
 import { EngineError } from '../errors.js';
 import { chatTemplateFile, type FileReader } from '../models/files.js';
 import type { ChatMessage, ToolDefinition, ToolSyntax } from '../protocol.js';
+import { THINK_CLOSE, THINK_OPEN, writesThinking } from '../thinking/tags.js';
 import { byteLevelTokenBytes } from './byte-level.js';
 import { templateTakesTools, withFallbackTools } from './tool-prompt.js';
 import { CALL_MARKERS, detectToolSyntax, withMistralCallIds } from './tool-syntax.js';
@@ -20,8 +21,12 @@ export class TextCodec {
   private readonly pieceKind: 'byte-level' | 'metaspace' | 'decode';
   /** How the chat template writes tool calls. */
   readonly toolSyntax: ToolSyntax;
-  /** Special tokens that are text all the same: the tool-call markers. */
+  /** Special tokens that are text all the same: the tool-call markers and the think tags. */
   readonly markerIds = new Set<number>();
+  /** Whether the checkpoint's files say it thinks: `<think>` and `</think>` are tokens and its template writes them. */
+  readonly writesThinking: boolean;
+  /** `<think>`'s token id, where it is a token. */
+  readonly thinkOpenId?: number;
 
   private constructor(readonly tokenizer: PreTrainedTokenizer) {
     const json = (tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
@@ -34,7 +39,13 @@ export class TextCodec {
       this.pieces[t.id] ??= t.content;
     }
     this.toolSyntax = detectToolSyntax(this.template);
-    for (const t of json.added_tokens ?? []) if (CALL_MARKERS[this.toolSyntax].includes(t.content)) this.markerIds.add(t.id);
+    this.writesThinking = writesThinking((json.added_tokens ?? []).map((t) => t.content), this.template);
+    // A reasoning model's think tags stay in the text even where a tokenizer marks them special, so the reply can be split.
+    const markers = [...CALL_MARKERS[this.toolSyntax], ...(this.writesThinking ? [THINK_OPEN, THINK_CLOSE] : [])];
+    for (const t of json.added_tokens ?? []) {
+      if (markers.includes(t.content)) this.markerIds.add(t.id);
+      if (t.content === THINK_OPEN) this.thinkOpenId = t.id;
+    }
   }
 
   private get template(): string {

@@ -1,3 +1,4 @@
+import type { ResponseRetention } from '../../access/access.js';
 import type { Device, DownloadProgress } from '../../engine/protocol.js';
 
 /** Options of `hearth serve` and of `serve()` from `hearth/node`. */
@@ -23,6 +24,8 @@ export interface ServeOptions {
   kvCacheMb?: number;
   /** "file" (default), "memory", or a redis:// URL. */
   store?: string;
+  /** Stored responses (/v1/responses) kept per account and for how long (default 1000, 30 days). */
+  responseRetention?: ResponseRetention;
   /** Print the first key when the store has none (the CLI does; tests may not want it). */
   log?: (line: string) => void;
   /** A bearer token GET /metrics then requires (default: /metrics is open). */

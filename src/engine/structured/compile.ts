@@ -1,0 +1,67 @@
+// A GrammarSpec compiled by one XGrammar instance: the same steps in the engine and in the
+// trial worker (trial.ts), so that what passed the trial is what the engine compiles.
+import type { GrammarSpec } from '../protocol.js';
+import { factorLiteralAlternatives } from './factor-literals.js';
+import type { CompiledGrammar, GrammarCompiler, XGrammar } from './xgrammar.js';
+
+/** No free whitespace in JSON (a model could pad it forever): XGrammar fixes the layout. */
+const JSON_OPTIONS: [boolean, undefined, [string, string]] = [false, undefined, [',', ':']];
+
+export async function compileWith(xg: XGrammar, compiler: GrammarCompiler, spec: GrammarSpec): Promise<CompiledGrammar> {
+  switch (spec.type) {
+    case 'json_object':
+      return compiler.compileJSONSchema(JSON.stringify({ type: 'object' }), ...JSON_OPTIONS, false);
+    case 'json_schema':
+      return compiler.compileGrammar(await schemaGrammar(xg, spec.schema));
+    case 'regex':
+    case 'ebnf': {
+      // Normalized first, so that nested alternatives become rules the workaround can factor.
+      const grammar =
+        spec.type === 'regex'
+          ? await xg.Grammar.fromStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: spec.pattern } })
+          : await xg.Grammar.fromEBNF(spec.grammar);
+      const text = factorLiteralAlternatives(grammar.toString());
+      grammar.dispose();
+      return compiler.compileGrammar(text);
+    }
+    case 'structural_tag':
+      return compiler.compileStructuralTag(await compactSchemas(xg, spec.tag));
+  }
+}
+
+/** Structural tags' json_schema contents allow free whitespace; their schemas are
+ * compiled here into grammars with XGrammar's compact JSON layout instead. */
+async function compactSchemas(xg: XGrammar, tag: string): Promise<string> {
+  const out: unknown = JSON.parse(tag);
+  const visit = async (node: unknown): Promise<void> => {
+    if (Array.isArray(node)) for (const x of node) await visit(x);
+    else if (node && typeof node === 'object') {
+      const o = node as Record<string, unknown>;
+      if (o.type === 'json_schema' && o.json_schema !== undefined) {
+        o.grammar = await schemaGrammar(xg, JSON.stringify(o.json_schema));
+        o.type = 'grammar';
+        delete o.json_schema;
+      } else for (const v of Object.values(o)) await visit(v);
+    }
+  };
+  await visit(out);
+  return JSON.stringify(out);
+}
+
+/**
+ * A JSON schema as XGrammar's EBNF, with two repairs for XGrammar 0.1.27: enum and const
+ * alternatives are factored (see factor-literals.ts), and strings with minLength/maxLength,
+ * written as `[^"\\\r\n]{m,n}`, which lets raw control characters through (invalid
+ * JSON), exclude them as its unbounded strings do.
+ */
+async function schemaGrammar(xg: XGrammar, schema: string): Promise<string> {
+  const ebnf = factorLiteralAlternatives(await xg.Testings._jsonSchemaToEBNF(schema, ...JSON_OPTIONS));
+  return ebnf.replaceAll('[^"\\\\\\r\\n]{', '[^"\\\\\\0-\\x1f]{');
+}
+
+/** Whether a mask from getNextTokenBitmask allows any token at all (the end of output included). */
+export function allowsAny(bits: Int32Array, vocabSize: number): boolean {
+  const words = Math.ceil(vocabSize / 32);
+  for (let w = 0; w < words && w < bits.length; w++) if (bits[w] !== 0) return true;
+  return false;
+}
