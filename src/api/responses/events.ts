@@ -1,6 +1,7 @@
 // A Responses stream's events, in OpenAI's order: response.created and .in_progress; per
-// output item, output_item.added, then for a message content_part.added, output_text.delta
-// … .done and content_part.done, for a function call function_call_arguments.delta … .done;
+// output item, output_item.added, then for a reasoning item content_part.added,
+// reasoning_text.delta … .done and content_part.done, for a message content_part.added,
+// output_text.delta … .done and content_part.done, for a function call function_call_arguments.delta … .done;
 // output_item.done; then response.completed (or .incomplete, or .failed). Every event
 // carries its `type` and an increasing `sequence_number`.
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
@@ -9,11 +10,12 @@ import type { FinishReason } from '../../engine/protocol.js';
 import type { Usage } from '../generation.js';
 import { randomId } from '../ids.js';
 import type { SseSend } from '../sse.js';
-import { functionCallItem, messageItem, responseObject, type ResponseBody, type ResponseHead } from './object.js';
+import { functionCallItem, messageItem, reasoningItem, responseObject, type ResponseBody, type ResponseHead } from './object.js';
 
 type Delta = ChatCompletionChunk.Choice.Delta;
 
 type Open =
+  | { kind: 'reasoning'; index: number; id: string; text: string }
   | { kind: 'message'; index: number; id: string; text: string }
   | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
 
@@ -37,7 +39,13 @@ export class ResponseEvents {
   }
 
   /** One chat delta of the reply: text joins the open message, a call opens an item of its own. */
-  push(d: Delta): void {
+  push(d: Delta & { reasoning_content?: string }): void {
+    if (d.reasoning_content) {
+      if (this.open?.kind !== 'reasoning') this.openReasoning();
+      const r = this.open as Extract<Open, { kind: 'reasoning' }>;
+      r.text += d.reasoning_content;
+      this.emit('response.reasoning_text.delta', { item_id: r.id, output_index: r.index, content_index: 0, delta: d.reasoning_content });
+    }
     if (d.content) {
       if (this.open?.kind !== 'message') this.openMessage();
       const m = this.open as Extract<Open, { kind: 'message' }>;
@@ -60,11 +68,12 @@ export class ResponseEvents {
   }
 
   /** Closes what is open and returns the final response, for complete() to send (once it is stored). */
-  finish(reason: FinishReason, usage: Usage): ResponseBody {
+  finish(reason: FinishReason, usage: Usage, reasoningTokens?: number): ResponseBody {
     const status = reason === 'length' ? 'incomplete' : 'completed';
-    if (!this.done.length && !this.open) this.openMessage(); // an empty reply is still a message
+    // An empty reply is still a message (and a reply that only thought has an empty one after it).
+    if (!this.done.some((i) => i.type !== 'reasoning') && this.open?.kind !== 'message' && this.open?.kind !== 'call') this.openMessage();
     this.close(status);
-    return responseObject(this.head, status, this.done, { usage });
+    return responseObject(this.head, status, this.done, { usage, reasoningTokens });
   }
 
   /** The last event: response.completed (or .incomplete) with the final response. */
@@ -82,6 +91,14 @@ export class ResponseEvents {
     };
   }
 
+  private openReasoning(): void {
+    this.close('completed');
+    const index = this.done.length;
+    this.open = { kind: 'reasoning', index, id: randomId('rs_'), text: '' };
+    this.emit('response.output_item.added', { output_index: index, item: { ...reasoningItem(this.open.id, '', 'in_progress'), content: [] } });
+    this.emit('response.content_part.added', { item_id: this.open.id, output_index: index, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+  }
+
   private openMessage(): void {
     this.close('completed');
     const index = this.done.length;
@@ -94,7 +111,13 @@ export class ResponseEvents {
     const o = this.open;
     if (!o) return;
     this.open = undefined;
-    if (o.kind === 'message') {
+    if (o.kind === 'reasoning') {
+      const item = reasoningItem(o.id, o.text, status);
+      this.emit('response.reasoning_text.done', { item_id: o.id, output_index: o.index, content_index: 0, text: o.text });
+      this.emit('response.content_part.done', { item_id: o.id, output_index: o.index, content_index: 0, part: item.content![0] });
+      this.emit('response.output_item.done', { output_index: o.index, item });
+      this.done.push(item);
+    } else if (o.kind === 'message') {
       const item = messageItem(o.id, o.text, status);
       this.emit('response.output_text.done', { item_id: o.id, output_index: o.index, content_index: 0, text: o.text, logprobs: [] });
       this.emit('response.content_part.done', { item_id: o.id, output_index: o.index, content_index: 0, part: item.content[0] });

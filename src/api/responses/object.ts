@@ -6,6 +6,7 @@ import type {
   ResponseFunctionToolCall,
   ResponseOutputItem,
   ResponseOutputMessage,
+  ResponseReasoningItem,
   ResponseStatus,
   ResponseUsage,
 } from 'openai/resources/responses/responses';
@@ -44,20 +45,35 @@ export const functionCallItem = (id: string, callId: string, name: string, args:
 });
 
 /** A finished reply's items: its text as a message (when there is any, or nothing else), then each call. */
-export function outputItems(content: string | null, calls: { id: string; function: { name: string; arguments: string } }[], finish: FinishReason): ResponseOutputItem[] {
+/** A reasoning model's thinking, as the item that comes before the message. */
+export const reasoningItem = (id: string, text: string, status: ResponseReasoningItem['status']): ResponseReasoningItem => ({
+  type: 'reasoning',
+  id,
+  summary: [],
+  content: [{ type: 'reasoning_text', text }],
+  status,
+});
+
+export function outputItems(
+  content: string | null,
+  calls: { id: string; function: { name: string; arguments: string } }[],
+  finish: FinishReason,
+  reasoning?: string | null,
+): ResponseOutputItem[] {
   const status = finish === 'length' ? 'incomplete' : 'completed';
   const items: ResponseOutputItem[] = [];
+  if (reasoning) items.push(reasoningItem(randomId('rs_'), reasoning, status));
   if (content || !calls.length) items.push(messageItem(randomId('msg_'), content ?? '', status));
   for (const c of calls) items.push(functionCallItem(randomId('fc_'), c.id, c.function.name, c.function.arguments, status));
   return items;
 }
 
-export function responseUsage(u: Usage): ResponseUsage {
+export function responseUsage(u: Usage, reasoningTokens = 0): ResponseUsage {
   return {
     input_tokens: u.prompt_tokens,
     input_tokens_details: { cached_tokens: u.cached_tokens, cache_write_tokens: 0 },
     output_tokens: u.completion_tokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: reasoningTokens },
     total_tokens: u.prompt_tokens + u.completion_tokens,
   };
 }
@@ -70,7 +86,7 @@ export function responseObject(
   head: ResponseHead,
   status: ResponseStatus,
   output: ResponseOutputItem[],
-  extra: { usage?: Usage; error?: ApiResponse['error'] } = {},
+  extra: { usage?: Usage; reasoningTokens?: number; error?: ApiResponse['error'] } = {},
 ): ResponseBody {
   const b = head.body;
   return {
@@ -89,7 +105,7 @@ export function responseObject(
     output_text: outputText(output),
     parallel_tool_calls: b.parallel_tool_calls ?? true,
     previous_response_id: b.previous_response_id ?? null,
-    reasoning: { effort: null, summary: null },
+    reasoning: { effort: b.reasoning?.effort ?? null, summary: null } as ResponseBody['reasoning'],
     service_tier: 'default',
     store: b.store ?? true,
     temperature: head.call.sampling.temperature,
@@ -98,7 +114,7 @@ export function responseObject(
     tools: (b.tools ?? []).map((t) => ({ type: 'function', name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })) as ResponseBody['tools'],
     top_p: head.call.sampling.top_p,
     truncation: 'disabled',
-    usage: extra.usage ? responseUsage(extra.usage) : undefined,
+    usage: extra.usage ? responseUsage(extra.usage, extra.reasoningTokens) : undefined,
     user: b.user ?? undefined,
     metadata: b.metadata ?? {},
   };

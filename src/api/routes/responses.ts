@@ -5,6 +5,7 @@
 // stream's is stored before its last event, so a client may continue from it at once.
 // An upstream model's request goes to its upstream (src/upstream/responses.ts) with the
 // same continuation, storage, holds and charging.
+import type { ThinkingStart } from '../../engine/protocol.js';
 import { reserveGeneration } from '../charge.js';
 import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
 import { jsonResponse, mapError } from '../errors.js';
@@ -38,13 +39,16 @@ export function responses(deps: RouteDeps) {
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal);
     charge.watch(set);
     const head: ResponseHead = { id: randomId('resp_'), created_at: Math.floor(Date.now() / 1000), model: model.id, body, call };
+    // A reasoning model's reply is split into its thinking (a reasoning item) and its answer, from where it started.
+    const thinking = (start: ThinkingStart | undefined) => (model.reasoning ? (start ?? 'free') : undefined);
 
     if (!body.stream) {
       let final: ResponseBody | undefined;
       await respondWith(set, charge, async ([r]) => {
-        const { message } = replyMessage(r!.text, r!.finish_reason, call.tools);
-        const output = outputItems(message.content, message.tool_calls?.flatMap((t) => (t.type === 'function' ? [t] : [])) ?? [], r!.finish_reason);
-        final = responseObject(head, r!.finish_reason === 'length' ? 'incomplete' : 'completed', output, { usage: set.usage() });
+        const { message } = replyMessage(r!.text, r!.finish_reason, call.tools, thinking(r!.thinking));
+        const calls = message.tool_calls?.flatMap((t) => (t.type === 'function' ? [t] : [])) ?? [];
+        const output = outputItems(message.content, calls, r!.finish_reason, (message as { reasoning_content?: string | null }).reasoning_content);
+        final = responseObject(head, r!.finish_reason === 'length' ? 'incomplete' : 'completed', output, { usage: set.usage(), reasoningTokens: r!.reasoning_tokens });
         await turn.keep(final);
       });
       return jsonResponse(final);
@@ -57,18 +61,21 @@ export function responses(deps: RouteDeps) {
         streamThenSettle(set, charge, async () => {
           events = new ResponseEvents(head, send);
           events.start();
-          const reply = new StreamedReply(call.tools);
+          // Made at the first event, which says where a reasoning model's reply starts.
+          let reply: StreamedReply | undefined;
+          const replyFor = (start: ThinkingStart | undefined) => (reply ??= new StreamedReply(call.tools, thinking(start)));
           let streamed = '';
           for await (const e of set.events) {
             if (e.kind === 'error') throw e.error;
             if (e.kind === 'token') {
               streamed += e.ev.text;
-              for (const d of reply.push(e.ev.text)) events.push(d);
+              for (const d of replyFor(e.ev.thinking).push(e.ev.text)) events.push(d);
             } else {
               // Text the engine released only at the end (a held-back partial stop string).
-              const rest = e.result.text.length > streamed.length && e.result.text.startsWith(streamed) ? reply.push(e.result.text.slice(streamed.length)) : [];
-              for (const d of [...rest, ...reply.end()]) events.push(d);
-              const final = events.finish(e.result.finish_reason, set.usage());
+              const r = replyFor(e.result.thinking);
+              const rest = e.result.text.length > streamed.length && e.result.text.startsWith(streamed) ? r.push(e.result.text.slice(streamed.length)) : [];
+              for (const d of [...rest, ...r.end()]) events.push(d);
+              const final = events.finish(e.result.finish_reason, set.usage(), e.result.reasoning_tokens);
               await turn.keep(final);
               events.complete(final);
             }

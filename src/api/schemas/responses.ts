@@ -8,6 +8,7 @@ import { invalidRequest } from '../errors.js';
 import type { ToolSyntax } from '../../engine/protocol.js';
 import { chatRequestSchema, toChatCall, type ChatCall } from './chat.js';
 import * as c from './common.js';
+import { REASONING_EFFORTS } from '../reasoning/index.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A name must be 1-64 letters, digits, underscores or dashes.' });
@@ -45,9 +46,12 @@ const functionCallOutput = z.object({
   status: z.string().nullish(),
 });
 
-/** Items by their `type` (a message may leave it out); an unknown type is refused naming it. */
+/** Items by their `type` (a message may leave it out); an unknown type is refused naming it.
+ * A reasoning item a client sends back (the Agents SDK does) is dropped: a chat template
+ * takes no earlier thinking but the last turn's, and Qwen3's drops even that. */
 const inputItem = z.unknown().transform((item, ctx) => {
   const type = (item as { type?: unknown } | null)?.type ?? 'message';
+  if (type === 'reasoning') return null;
   const schema = type === 'message' ? message : type === 'function_call' ? functionCall : type === 'function_call_output' ? functionCallOutput : undefined;
   if (!schema) {
     ctx.addIssue({ code: 'custom', path: ['type'], message: `Input items of type '${String(type)}' are not supported; Hearth takes messages, function_call and function_call_output items.` });
@@ -60,6 +64,11 @@ const inputItem = z.unknown().transform((item, ctx) => {
   }
   return r.data as z.output<typeof message> | z.output<typeof functionCall> | z.output<typeof functionCallOutput>;
 });
+
+/** The items left once dropped ones (null) are out. */
+function present<T>(items: (T | null)[]): T[] {
+  return items.filter((i): i is T => i !== null);
+}
 
 /** Function tools; the built-in ones (web search, file search, computer use, code interpreter, MCP, …) are refused by name. */
 const tool = z.unknown().transform((t, ctx) => {
@@ -84,7 +93,7 @@ const format = z.discriminatedUnion('type', [
 
 export const responsesRequestSchema = z.object({
   model: c.modelId,
-  input: z.union([z.string(), z.array(inputItem)]),
+  input: z.union([z.string(), z.array(inputItem).transform(present)]),
   instructions: z.string().nullish(),
   max_output_tokens: c.positiveInt,
   temperature: c.temperature,
@@ -101,12 +110,13 @@ export const responsesRequestSchema = z.object({
   metadata: z.record(z.string(), z.string()).nullish(),
   user: z.string().nullish(),
   seed: c.seed,
+  reasoning: z.object({ effort: z.enum(REASONING_EFFORTS).nullish(), summary: z.string().nullish() }).nullish(),
 });
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
 
 /** Items as stored (a continued conversation's), read as a request's input items are. */
-export const inputItems = z.array(inputItem);
+export const inputItems = z.array(inputItem).transform(present);
 
 type ChatMessageBody = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
 
@@ -148,6 +158,7 @@ export function toChatBody(b: ResponsesRequest): Record<string, unknown> {
     temperature: b.temperature,
     top_p: b.top_p,
     max_completion_tokens: b.max_output_tokens,
+    reasoning_effort: b.reasoning?.effort,
     user: b.user,
     seed: b.seed,
     tools: b.tools?.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters, strict: t.strict } })),
