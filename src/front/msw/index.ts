@@ -6,6 +6,7 @@ import { startNodeEngine } from '../../engine/client/node.js';
 import type { Device } from '../../engine/protocol.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
 import { loadCatalog } from '../node/catalog.js';
+import { entryFromSource, sourceId, sourceOf } from '../../ops/model-source.js';
 import { defaultCatalogFile } from '../../paths.js';
 import { handlersFor } from './handlers.js';
 
@@ -14,7 +15,8 @@ export interface HearthHandlersOptions {
   baseURL?: string;
   /** The keys accepted. Omitted: any well-formed svc_live_ key, since a test double has no accounts. */
   apiKeys?: string[];
-  /** Model ids to serve (default: the fixtures). */
+  /** What to serve (default: the fixtures): catalog ids, or local checkpoint folders, each
+   * served as `svc/<folder name>` as `hearth serve --models` serves them. */
   models?: string[];
   device?: Device;
 }
@@ -29,7 +31,15 @@ export type HearthHandlers = RequestHandler[] & { close(): Promise<void> };
  */
 export async function hearthHandlers(options: HearthHandlersOptions = {}): Promise<HearthHandlers> {
   await writeFixtures({ ifMissing: true });
-  const catalog = await loadCatalog(defaultCatalogFile(), options.models);
+  const folders = (options.models ?? []).flatMap((item) => {
+    const src = sourceOf(item);
+    return src?.kind === 'folder' ? [{ item, src }] : [];
+  });
+  const ids = options.models?.filter((item) => !folders.some((f) => f.item === item));
+  const catalog = [
+    ...(ids && !ids.length ? [] : await loadCatalog(defaultCatalogFile(), ids)),
+    ...(await Promise.all(folders.map(({ item, src }) => entryFromSource({ id: sourceId(src), from: item }, src)))),
+  ];
   const access = createAccess({ store: createMemoryStore(), acceptAnyWellFormedKey: !options.apiKeys });
   for (const key of options.apiKeys ?? []) await access.addKey(key, { name: 'msw' });
   const runtime = createRuntime({ engine: startNodeEngine({ device: options.device }), access, catalog });
