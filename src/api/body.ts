@@ -12,6 +12,7 @@ export function checkContentLength(req: Request, maxBytes: number): void {
 
 export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uint8Array> {
   checkContentLength(req, maxBytes);
+  const declared = req.headers.get('content-length');
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -25,6 +26,10 @@ export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uin
       throw tooLarge(maxBytes);
     }
     chunks.push(value);
+  }
+  // A client that goes away mid-upload ends the stream early: a cut body is never run (nor charged).
+  if (declared !== null && /^\d+$/.test(declared.trim()) && total < Number(declared)) {
+    throw invalidRequest(`The request body was cut short: Content-Length announced ${Number(declared)} bytes and ${total} arrived.`);
   }
   const out = new Uint8Array(total);
   let off = 0;

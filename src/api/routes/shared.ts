@@ -16,8 +16,9 @@ export function finishUsage(u: Usage): CompletionUsage {
 }
 
 /** Waits for a non-streamed request's generations and settles its charge before the
- * reply is sent (a charge the store cannot take means no reply: 503); a cut or failure
- * is charged too when tokens had already been produced, and otherwise frees the hold.
+ * reply is sent (a charge the store cannot take means no reply: 503); a failure is charged
+ * too when tokens had already been produced, and otherwise frees the hold. A client that went
+ * away before its reply never receives it, so it is not charged.
  * `beforeCharge` is what must also happen for the reply to go out (storing it): when it
  * fails, nothing is charged and its error is the answer. */
 export async function respondWith(set: GenerationSet, charge: GenerationCharge, beforeCharge?: (results: GenerateResult[]) => Promise<void>): Promise<GenerateResult[]> {
@@ -26,8 +27,12 @@ export async function respondWith(set: GenerationSet, charge: GenerationCharge, 
     results = await set.all();
   } catch (err) {
     const u = set.usage();
-    await charge.settle(u.completion_tokens > 0 ? u : null);
+    await charge.settle(!set.cancelled && u.completion_tokens > 0 ? u : null);
     throw err;
+  }
+  if (set.cancelled) {
+    await charge.settle(null);
+    return results;
   }
   try {
     await beforeCharge?.(results);
