@@ -1,5 +1,6 @@
 // Shutdown's deadline, with serve() in-process: a request that would outlive the
-// drain deadline is cut when it passes, and close() returns soon after.
+// drain deadline is cut when its share of it passes (the last quarter, at most 2 s, is kept
+// for the engine to dispose of its models), and close() returns within the deadline.
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,8 +25,9 @@ it('cuts what is still running when the drain deadline passes', async () => {
   const started = Date.now();
   await server.close();
   const took = Date.now() - started;
-  expect(took).toBeGreaterThanOrEqual(350);
-  expect(took).toBeLessThan(5000);
+  // In-flight requests get the first three quarters of the 400 ms; the whole close stays near the deadline.
+  expect(took).toBeGreaterThanOrEqual(280);
+  expect(took).toBeLessThan(1500);
   // The stream ends (cut) rather than running to 2000 tokens.
   let text = '';
   try {
