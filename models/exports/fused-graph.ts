@@ -8,7 +8,7 @@
 // SkipSimplifiedLayerNormalization carrying the residual sum; the final norm a Skip one.
 import { GraphBuilder, TensorType } from '../onnx/graph.js';
 import { inverseFrequencies, type LlamaWeights } from '../llama/weights.js';
-import { quantizeNbits } from './nbits.js';
+import { quantizeNbits } from '../llama/quantize.js';
 
 export interface FusedVariant {
   /** fp32 MatMuls, or int4: MatMulNBits (block 32) and, embeddings shared with lm_head, GatherBlockQuantized. */

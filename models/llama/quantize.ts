@@ -30,7 +30,7 @@ export function linear(g: GraphBuilder, x: string, name: string, [K, N]: [number
     case 'q4':
     case 'q4f16': {
       const half = format === 'q4f16';
-      const { packed, scales, blocks } = quantize4(w, K, N);
+      const { packed, scales, blocks } = quantizeNbits(w, K, N, Q4_BLOCK);
       const b = g.raw(`${name}_Q4`, [N, blocks, Q4_BLOCK / 2], TensorType.UINT8, packed);
       const s = half ? g.raw(`${name}_scales`, [N * blocks], TensorType.FLOAT16, bytesOf(toHalfs(scales))) : g.weight(`${name}_scales`, [N * blocks], scales);
       const a = half ? g.node('Cast', [x], { to: TensorType.FLOAT16 }, `${out}_in_f16`) : x;
@@ -47,22 +47,26 @@ export function linear(g: GraphBuilder, x: string, name: string, [K, N]: [number
   }
 }
 
-/** Symmetric 4-bit blocks along K per output column; zero point 8 (MatMulNBits' default when none is given). */
-function quantize4(w: Float32Array, K: number, N: number): { packed: Uint8Array; scales: Float32Array; blocks: number } {
-  const blocks = Math.ceil(K / Q4_BLOCK);
-  const packed = new Uint8Array(N * blocks * (Q4_BLOCK / 2));
+/**
+ * 4-bit block quantization as onnxruntime's MatMul4BitsQuantizer writes it: W [K, N] (row-major,
+ * y = x · W) in symmetric blocks of `block` along K per output column, zero point 8 (MatMulNBits'
+ * default when none is given), two values a byte (low nibble first). `packed` is
+ * [N, blocks, block / 2] bytes, `scales` [N, blocks].
+ */
+export function quantizeNbits(w: Float32Array, K: number, N: number, block: number): { packed: Uint8Array; scales: Float32Array; blocks: number } {
+  const blocks = Math.ceil(K / block);
+  const packed = new Uint8Array(N * blocks * (block / 2));
   const scales = new Float32Array(N * blocks);
   for (let n = 0; n < N; n++) {
     for (let b = 0; b < blocks; b++) {
       let max = 0;
-      for (let k = b * Q4_BLOCK; k < Math.min(K, (b + 1) * Q4_BLOCK); k++) max = Math.max(max, Math.abs(w[k * N + n]!));
+      for (let k = b * block; k < Math.min(K, (b + 1) * block); k++) max = Math.max(max, Math.abs(w[k * N + n]!));
       const scale = max / 7 || 1;
       scales[n * blocks + b] = scale;
-      for (let i = 0; i < Q4_BLOCK; i++) {
-        const k = b * Q4_BLOCK + i;
+      for (let i = 0; i < block; i++) {
+        const k = b * block + i;
         const q = k < K ? Math.max(0, Math.min(15, Math.round(w[k * N + n]! / scale) + 8)) : 8;
-        const at = (n * blocks + b) * (Q4_BLOCK / 2) + (i >> 1);
-        packed[at] |= i & 1 ? q << 4 : q;
+        packed[(n * blocks + b) * (block / 2) + (i >> 1)]! |= i & 1 ? q << 4 : q;
       }
     }
   }
