@@ -2,19 +2,11 @@
 // with AbortError (the openai SDK throws APIUserAbortError, the AI SDK reports an abort),
 // never a stream that ends as if complete; the engine stops generating, and the next
 // request is served. Real headless Chromium against the demo (WASM).
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../demo/config.js';
-import { CHROMIUM, freshBrowser, openDemo, startDemo, type DemoServer, type HearthInfo } from './harness.js';
+import { CHROMIUM, freshBrowser, openDemo, pageModuleCaller, startDemo, type DemoServer, type HearthInfo } from './harness.js';
 
-type PageAborts = typeof import('./page-aborts.js');
-
-function call<K extends keyof PageAborts>(page: Page, fn: K, ...args: Parameters<PageAborts[K]>): Promise<Awaited<ReturnType<PageAborts[K]>>> {
-  const module = `/@fs${join(REPO_ROOT, 'test/browser/page-aborts.ts')}`;
-  // A string, so the test runner's transform of import() does not reach the page.
-  return page.evaluate(`import(${JSON.stringify(module)}).then((m) => m[${JSON.stringify(fn)}](...${JSON.stringify(args)}))`) as never;
-}
+const call = pageModuleCaller<typeof import('./page-aborts.js')>('page-aborts.ts');
 
 describe.skipIf(!CHROMIUM)('aborting a request in the page', () => {
   let server: DemoServer;

@@ -208,40 +208,22 @@ export async function openDemo(
 
 const pageModule = (file: string) => `/@fs${join(REPO_ROOT, 'test/browser', file)}`;
 
-type PageClient = typeof import('./page-client.js');
-type PageFrameworks = typeof import('./page-frameworks.js');
-type PageResponses = typeof import('./page-responses.js');
+type AnyFunctions = Record<string, (...args: never[]) => unknown>;
+type PageCall<M extends AnyFunctions> = <K extends keyof M & string>(page: Page, fn: K, ...args: Parameters<M[K]>) => Promise<Awaited<ReturnType<M[K]>>>;
 
-/** Calls an exported function of a page module inside the page (imported there through Vite). */
-function callInPage(page: Page, file: string, fn: string, args: unknown[]): Promise<unknown> {
-  // A string, so the test runner's transform of import() does not reach the page.
-  const code = `import(${JSON.stringify(pageModule(file))}).then((m) => m[${JSON.stringify(fn)}](...${JSON.stringify(args)}))`;
-  return page.evaluate(code);
+/** A caller of the exported functions of a page module (test/browser/<file>), run inside the
+ * page, where Vite imports it. */
+export function pageModuleCaller<M extends AnyFunctions>(file: string): PageCall<M> {
+  return (page, fn, ...args) => {
+    // A string, so the test runner's transform of import() does not reach the page.
+    const code = `import(${JSON.stringify(pageModule(file))}).then((m) => m[${JSON.stringify(fn)}](...${JSON.stringify(args)}))`;
+    return page.evaluate(code) as Promise<never>;
+  };
 }
 
 /** Calls a function of page-client.ts inside the page. */
-export async function inPage<K extends keyof PageClient>(
-  page: Page,
-  fn: K,
-  ...args: Parameters<PageClient[K]>
-): Promise<Awaited<ReturnType<PageClient[K]>>> {
-  return callInPage(page, 'page-client.ts', fn, args) as Promise<Awaited<ReturnType<PageClient[K]>>>;
-}
-
+export const inPage = pageModuleCaller<typeof import('./page-client.js')>('page-client.ts');
 /** Calls a function of page-responses.ts (the openai SDK's Responses API) inside the page. */
-export async function inResponsesPage<K extends keyof PageResponses>(
-  page: Page,
-  fn: K,
-  ...args: Parameters<PageResponses[K]>
-): Promise<Awaited<ReturnType<PageResponses[K]>>> {
-  return callInPage(page, 'page-responses.ts', fn, args) as Promise<Awaited<ReturnType<PageResponses[K]>>>;
-}
-
+export const inResponsesPage = pageModuleCaller<typeof import('./page-responses.js')>('page-responses.ts');
 /** Calls a function of page-frameworks.ts (the AI SDK and LangChain) inside the page. */
-export async function inFrameworkPage<K extends keyof PageFrameworks>(
-  page: Page,
-  fn: K,
-  ...args: Parameters<PageFrameworks[K]>
-): Promise<Awaited<ReturnType<PageFrameworks[K]>>> {
-  return callInPage(page, 'page-frameworks.ts', fn, args) as Promise<Awaited<ReturnType<PageFrameworks[K]>>>;
-}
+export const inFrameworkPage = pageModuleCaller<typeof import('./page-frameworks.js')>('page-frameworks.ts');

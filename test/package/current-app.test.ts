@@ -4,91 +4,67 @@
 // test suite through hearth/msw, and a Vite page with hearth/vite and startHearth() in
 // headless Chromium. All of them must give the same greedy text.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launch, type Browser } from '../browser/harness.js';
 import { freePort } from '../helpers/ports.js';
-import { appEnv, copyApp, findNode, GREEDY_CHAT, installApp, packHearth, run, serveFromApp, snapshot, type AppServer } from './apps.js';
+import { findNode, GREEDY_CHAT, run, snapshot } from './apps.js';
+import { useInstalledApp } from './installed-app.js';
 
 const node = findNode((major) => major >= 22, 'HEARTH_NODE24');
 if (!node) console.warn('[package tests] SKIPPED the current-Node app: no Node 22 or later (set HEARTH_NODE24; .ci/run does)');
 
 describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', () => {
-  let dir: string;
-  let notInstalled: string | undefined;
-  let env: NodeJS.ProcessEnv;
-  let cacheDir: string;
-  let before: Map<string, string>;
-  let server: AppServer | undefined;
+  const app = useInstalledApp('current', node!);
   let serverText: string | undefined;
 
-  beforeAll(async () => {
-    dir = copyApp('current', await packHearth());
-    notInstalled = await installApp(dir, node!);
-    if (notInstalled) console.warn(`[package tests] SKIPPED: ${notInstalled}`);
-    cacheDir = mkdtempSync(join(tmpdir(), 'hearth-app-cache-'));
-    env = appEnv(node!, { HEARTH_CACHE_DIR: cacheDir });
-    if (!notInstalled) before = snapshot(join(dir, 'node_modules/hearth'));
-  }, 240_000);
-
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(cacheDir, { recursive: true, force: true });
-  });
-
-  const installed = (ctx: TestContext) => {
-    if (notInstalled) ctx.skip();
-  };
-
   it('imports every Node export and runs the hearth bin', async (ctx) => {
-    installed(ctx);
+    app.installed(ctx);
     const code = `for (const m of ['hearth', 'hearth/node', 'hearth/msw', 'hearth/vite']) console.log(m, Object.keys(await import(m)).sort().join(','));`;
-    const r = await run(node!, ['--input-type=module', '-e', code], { cwd: dir, env });
+    const r = await run(node!, ['--input-type=module', '-e', code], { cwd: app.dir, env: app.env });
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^hearth .*createRouter.*createRuntime/m);
     expect(r.stdout).toMatch(/^hearth\/node .*serve/m);
     expect(r.stdout).toMatch(/^hearth\/msw .*hearthHandlers/m);
     expect(r.stdout).toMatch(/^hearth\/vite .*hearth/m);
-    const version = await run('npx', ['--no', '--', 'hearth', '--version'], { cwd: dir, env });
-    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(dir, 'node_modules/hearth/package.json'), 'utf8')).version);
+    const version = await run('npx', ['--no', '--', 'hearth', '--version'], { cwd: app.dir, env: app.env });
+    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(app.dir, 'node_modules/hearth/package.json'), 'utf8')).version);
   });
 
   it("has one msw in the tree, the app's own 3.x, which Hearth's handlers are made with", async (ctx) => {
-    installed(ctx);
-    const r = await run('npm', ['ls', 'msw', '--all', '--parseable'], { cwd: dir, env });
-    expect(r.stdout.trim().split('\n')).toEqual([join(dir, 'node_modules/msw')]);
-    expect(JSON.parse(readFileSync(join(dir, 'node_modules/msw/package.json'), 'utf8')).version).toMatch(/^3\./);
+    app.installed(ctx);
+    const msw = await app.msw();
+    expect(msw.copies).toEqual([join(app.dir, 'node_modules/msw')]);
+    expect(msw.version).toMatch(/^3\./);
   });
 
   it.for(['bundler', 'nodenext'])('type-checks code that uses every export with moduleResolution %s', async (resolution, ctx) => {
-    installed(ctx);
-    const r = await run(node!, ['node_modules/typescript/bin/tsc', '-p', `tsconfig.${resolution}.json`], { cwd: dir, env });
+    app.installed(ctx);
+    const r = await run(node!, ['node_modules/typescript/bin/tsc', '-p', `tsconfig.${resolution}.json`], { cwd: app.dir, env: app.env });
     expect(r.stdout + r.stderr).toBe('');
     expect(r.code).toBe(0);
   });
 
   it('npx hearth serve serves the fixtures, which it writes into the cache folder', async (ctx) => {
-    installed(ctx);
-    server = await serveFromApp(dir, env);
+    app.installed(ctx);
+    const server = await app.serve();
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.key });
     const chat = await client.chat.completions.create({ ...GREEDY_CHAT, messages: [{ role: 'user', content: 'Hello!' }] });
     serverText = chat.choices[0]!.message.content!;
     expect(serverText.length).toBeGreaterThan(0);
     const embedding = await client.embeddings.create({ model: 'svc/tiny-embed', input: 'a' });
     expect(embedding.data[0]!.embedding).toHaveLength(1536);
-    const version = JSON.parse(readFileSync(join(dir, 'node_modules/hearth/package.json'), 'utf8')).version;
-    expect(snapshot(join(cacheDir, 'fixtures', version)).has('tiny-chat/onnx/model.onnx')).toBe(true);
+    const version = JSON.parse(readFileSync(join(app.dir, 'node_modules/hearth/package.json'), 'utf8')).version;
+    expect(snapshot(join(app.cacheDir, 'fixtures', version)).has('tiny-chat/onnx/model.onnx')).toBe(true);
   }, 120_000);
 
   it("runs the app's own node:test suite through hearth/msw, and server.close() in its after hook works", async (ctx) => {
-    installed(ctx);
-    const results = join(cacheDir, 'msw-results.json');
-    const r = await run(node!, ['--test', '--test-reporter=tap'], { cwd: dir, env: { ...env, APP_RESULTS: results } });
+    app.installed(ctx);
+    const results = join(app.cacheDir, 'msw-results.json');
+    const r = await run(node!, ['--test', '--test-reporter=tap'], { cwd: app.dir, env: { ...app.env, APP_RESULTS: results } });
     expect(r.stdout + r.stderr, r.stdout + r.stderr).toMatch(/# pass 4\n# fail 0/);
     expect(r.code).toBe(0);
     const seen = JSON.parse(readFileSync(results, 'utf8')) as Record<string, string>;
@@ -110,7 +86,7 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
     /** Starts `npx vite <args>` on a free port and resolves once it answers. */
     async function startVite(args: string[]): Promise<string> {
       const port = await freePort();
-      vite = spawn('npx', ['--no', '--', 'vite', ...args, '--port', String(port), '--strictPort', '--host', 'localhost'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      vite = spawn('npx', ['--no', '--', 'vite', ...args, '--port', String(port), '--strictPort', '--host', 'localhost'], { cwd: app.dir, env: app.env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       vite.stdout!.on('data', (d: Buffer) => (out += d));
       vite.stderr!.on('data', (d: Buffer) => (out += d));
@@ -146,8 +122,8 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
     }
 
     it("vite build then vite preview: the page's openai SDK gets the Node server's greedy text on WASM", async (ctx) => {
-      installed(ctx);
-      const build = await run('npx', ['--no', '--', 'vite', 'build'], { cwd: dir, env });
+      app.installed(ctx);
+      const build = await run('npx', ['--no', '--', 'vite', 'build'], { cwd: app.dir, env: app.env });
       expect(build.code, build.stdout + build.stderr).toBe(0);
       const result = await pageResult(await startVite(['preview']));
       await stopVite();
@@ -155,7 +131,7 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
     }, 300_000);
 
     it('vite (dev) serves the same page, the engine worker bundled out of node_modules', async (ctx) => {
-      installed(ctx);
+      app.installed(ctx);
       const result = await pageResult(await startVite([]));
       await stopVite();
       expect(result).toEqual({ device: 'wasm', models: ['svc/tiny-chat', 'svc/tiny-embed'], chat: serverText, dimensions: 1536 });
@@ -163,7 +139,7 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
   });
 
   it('wrote nothing into node_modules/hearth', (ctx) => {
-    installed(ctx);
-    expect(snapshot(join(dir, 'node_modules/hearth'))).toEqual(before);
+    app.installed(ctx);
+    expect(app.hearthFiles()).toEqual(app.installedHearthFiles);
   });
 });
