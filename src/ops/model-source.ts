@@ -28,6 +28,19 @@ export function sourceOf(item: string): Source | undefined {
 
 const CONNECTION_ERRORS = /fetch failed \((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT|bad port)\)/;
 
+/**
+ * `--models` (or hearth/msw's `models`) split into catalog ids and the folders and hub repos it
+ * names (those `accept` takes; the rest are ids). `ids` is undefined when nothing was named:
+ * the whole catalog; empty when only sources were: none of it.
+ */
+export function splitModels(items: string[] | undefined, accept: (src: Source) => boolean = () => true): { ids?: string[]; sources: { item: string; src: Source }[] } {
+  const sources = (items ?? []).flatMap((item) => {
+    const src = sourceOf(item);
+    return src && accept(src) ? [{ item, src }] : [];
+  });
+  return { ids: items?.filter((item) => !sources.some((s) => s.item === item)), sources };
+}
+
 /** A connection that failed (rather than an HTTP answer) says the hub cannot be reached at all. */
 function unreachable(err: unknown): string | undefined {
   return CONNECTION_ERRORS.exec(err instanceof Error ? err.message : String(err))?.[1];

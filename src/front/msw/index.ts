@@ -6,7 +6,7 @@ import { startNodeEngine } from '../../engine/client/node.js';
 import type { Device } from '../../engine/protocol.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
 import { loadCatalog } from '../node/catalog.js';
-import { entryFromSource, sourceId, sourceOf } from '../../ops/model-source.js';
+import { entryFromSource, sourceId, splitModels } from '../../ops/model-source.js';
 import { defaultCatalogFile } from '../../paths.js';
 import { handlersFor } from './handlers.js';
 
@@ -31,11 +31,7 @@ export type HearthHandlers = RequestHandler[] & { close(): Promise<void> };
  */
 export async function hearthHandlers(options: HearthHandlersOptions = {}): Promise<HearthHandlers> {
   await writeFixtures({ ifMissing: true });
-  const folders = (options.models ?? []).flatMap((item) => {
-    const src = sourceOf(item);
-    return src?.kind === 'folder' ? [{ item, src }] : [];
-  });
-  const ids = options.models?.filter((item) => !folders.some((f) => f.item === item));
+  const { ids, sources: folders } = splitModels(options.models, (src) => src.kind === 'folder');
   const catalog = [
     ...(ids && !ids.length ? [] : await loadCatalog(defaultCatalogFile(), ids)),
     ...(await Promise.all(folders.map(({ item, src }) => entryFromSource({ id: sourceId(src), from: item }, src)))),

@@ -11,7 +11,7 @@ import { readIncidents } from '../../ops/incidents.js';
 import { createLogger, observers, requestLogger } from '../../ops/logger.js';
 import { createMetrics } from '../../ops/metrics.js';
 import { logModelStates, ModelOps } from '../../ops/model-ops.js';
-import { entryFromSource, sourceId, sourceOf } from '../../ops/model-source.js';
+import { entryFromSource, sourceId, splitModels } from '../../ops/model-source.js';
 import { recordAdd, updateOverlay } from '../../ops/served-catalog.js';
 import type { Source } from '../../ops/checkpoints.js';
 import type { DownloadProgress } from '../../engine/protocol.js';
@@ -52,11 +52,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     if (written.length) log(`Wrote fixture models: ${written.join(', ')}`);
   }
   // --models takes catalog ids and, as `vllm serve org/name` does, folders and hub repo ids.
-  const sources = (opts.models ?? []).flatMap((item) => {
-    const src = sourceOf(item);
-    return src ? [{ item, src }] : [];
-  });
-  const ids = opts.models?.filter((item) => !sources.some((s) => s.item === item));
+  const { ids, sources } = splitModels(opts.models);
   const catalogFile = opts.catalog ?? defaultCatalogFile();
   const catalogLabel = opts.catalog ? `--catalog ${opts.catalog}` : undefined;
   const catalog = ids && !ids.length ? [] : await loadCatalog(catalogFile, ids, catalogLabel);

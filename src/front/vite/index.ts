@@ -6,6 +6,7 @@
 // settings that let Vite bundle Hearth's engine worker out of node_modules. `vite` and
 // `vite preview` serve these; `vite build` copies them into the output folder.
 import { cpSync, createReadStream, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, normalize, resolve, sep } from 'node:path';
 import type { Connect, Plugin, ResolvedConfig } from 'vite';
@@ -59,7 +60,6 @@ async function servedCatalog(opts: HearthViteOptions): Promise<ServedCatalog> {
     const { writeFixtures } = await import('../../../models/index.js');
     await writeFixtures({ ifMissing: true });
   }
-  const { readFile } = await import('node:fs/promises');
   let entries = parseCatalog(await readFile(file, 'utf8'), (s) => resolveCatalogSource(file, s));
   if (opts.models) {
     const missing = opts.models.filter((id) => !entries.some((e) => e.id === id));
