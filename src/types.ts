@@ -56,6 +56,8 @@ export interface RequestEvent {
   status: number;
   /** Time to the response's headers. */
   durationMs: number;
+  /** What went wrong behind a 500 (an internal fault): for the operator's log, never for the client. */
+  error?: { type: string; message: string; stack?: string };
 }
 
 export interface Observer {

@@ -12,6 +12,8 @@ export interface ApiEnv {
   Variables: {
     requestId: string;
     principal: Principal;
+    /** An internal fault behind a 500, for the request log (never sent to the client). */
+    fault?: unknown;
   };
 }
 

@@ -190,3 +190,13 @@ export function errorToResponse(err: unknown, requestId?: string): Response {
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
 }
+
+/** An internal fault as the request log records it: its kind, message and stack (no request data). */
+export function describeFault(err: unknown): { type: string; message: string; stack?: string } {
+  if (isObj(err)) {
+    const type = typeof err.name === 'string' ? err.name : 'Error';
+    const message = typeof err.message === 'string' ? err.message : String(err);
+    return typeof err.stack === 'string' ? { type, message, stack: err.stack } : { type, message };
+  }
+  return { type: typeof err, message: String(err) };
+}

@@ -5,7 +5,7 @@ import { Hono, type Handler, type MiddlewareHandler } from 'hono';
 import type { Runtime, RouterOptions } from '../types.js';
 import { checkContentLength, DEFAULT_MAX_BODY_BYTES } from './body.js';
 import { type ApiEnv, type Ctx, type RouteDeps, requireAccess } from './context.js';
-import { ApiError, errorToResponse, jsonResponse } from './errors.js';
+import { ApiError, describeFault, errorToResponse, jsonResponse } from './errors.js';
 import { requestIdFrom } from './ids.js';
 import { IncidentLog } from './incidents.js';
 import { chatCompletions } from './routes/chat-completions.js';
@@ -81,6 +81,13 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   const since = Date.now();
   const app = new Hono<ApiEnv>();
 
+  // A 500 answers the client with its request id only; the fault itself goes to the request log.
+  const answerError = (c: Ctx, err: unknown): Response => {
+    const res = errorToResponse(err, c.get('requestId'));
+    if (res.status === 500) c.set('fault', err);
+    return res;
+  };
+
   // Hono's onError only sees Error instances; an engine error that crossed the
   // worker boundary may be a plain object. Every route goes through this.
   const guard =
@@ -89,7 +96,7 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
       try {
         return await h(c);
       } catch (err) {
-        return errorToResponse(err, c.get('requestId'));
+        return answerError(c, err);
       }
     };
 
@@ -102,7 +109,9 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
     if (runtime.observer) {
       const route = c.req.routePath && c.req.routePath !== '*' && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
       try {
-        runtime.observer.request({ requestId, method: c.req.method, route, status: c.res.status, durationMs: Date.now() - started });
+        const fault = c.get('fault');
+        const error = fault === undefined ? undefined : describeFault(fault);
+        runtime.observer.request({ requestId, method: c.req.method, route, status: c.res.status, durationMs: Date.now() - started, error });
       } catch {
         // metrics and logs must never break a response
       }
@@ -215,6 +224,6 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
     ),
   );
 
-  app.onError((err, c) => errorToResponse(err, c.get('requestId')));
+  app.onError((err, c) => answerError(c as Ctx, err));
   return app;
 }

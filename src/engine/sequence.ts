@@ -6,6 +6,7 @@ import type {
   TokenEvent,
   TokenLogprob,
 } from './protocol.js';
+import { EngineError } from './errors.js';
 import { createRng, randomSeed } from './sampling/rng.js';
 import { sampleToken, type SampledToken } from './sampling/sampler.js';
 import type { StreamDecoder, TextCodec } from './text/codec.js';
@@ -77,6 +78,11 @@ export class Sequence {
     if (this.settled) return true;
     const s = this.req.sampling;
     const token = sampleToken(logits, s, this.rng, this.counts);
+    if (!(token.id >= 0 && token.id < logits.length)) {
+      // Every token was masked (a grammar and a constraint beside it that disagree): nothing can be drawn.
+      this.fail(new EngineError('invalid_value', 'The grammar allows no further output here (nothing it accepts continues this text).'));
+      return true;
+    }
     this.generated.push(token.id);
     this.constraint?.accept(token.id);
     this.counts.set(token.id, (this.counts.get(token.id) ?? 0) + 1);

@@ -24,7 +24,7 @@ export function requestLogger(log: Logger): Observer {
   return {
     request(ev: RequestEvent) {
       const fields = { request_id: ev.requestId, method: ev.method, route: ev.route, status: ev.status, ms: ev.durationMs };
-      if (ev.status >= 500 && ev.status !== 503) log.error(fields, 'request failed');
+      if (ev.status >= 500 && ev.status !== 503) log.error(ev.error ? { ...fields, err: ev.error } : fields, 'request failed');
       else log.info(fields, 'request');
     },
   };

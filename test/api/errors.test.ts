@@ -2,6 +2,7 @@
 // each body checked against OpenAI's ErrorResponse schema.
 import { describe, expect, test } from 'vitest';
 import { EngineError, serializeError } from '../../src/engine/errors.js';
+import type { RequestEvent } from '../../src/types.js';
 import { validateAgainst } from '../helpers/openapi.js';
 import { setup } from './harness.js';
 
@@ -140,6 +141,18 @@ describe('error envelopes from the router over the stub engine', () => {
     const page = await (await get('/status', {})).text();
     expect(page).toContain(res.headers.get('x-request-id')!);
     expect(page).not.toContain('secret');
+  });
+
+  test('an internal fault reaches the request log with its cause, for the operator', async () => {
+    const { post, engine, runtime } = setup();
+    const events: RequestEvent[] = [];
+    runtime.observer = { request: (ev) => events.push(ev) };
+    engine.script = () => ({ error: new TypeError('Cannot convert undefined to a BigInt') });
+    const res = await post('/v1/chat/completions', chat());
+    expect(res.status).toBe(500);
+    const logged = events.find((ev) => ev.requestId === res.headers.get('x-request-id'));
+    expect(logged?.error).toMatchObject({ type: 'TypeError', message: 'Cannot convert undefined to a BigInt' });
+    expect(logged?.error?.stack).toContain('TypeError');
   });
 
   test('engine_crashed from the stub engine is a 503 engine_restarting with retry-after, never a 500', async () => {

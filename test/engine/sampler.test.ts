@@ -19,6 +19,11 @@ describe('the sampler', () => {
     expect(draw({}, 7)).not.toEqual(draw({}, 8));
   });
 
+  it('draws nothing (id -1) when every token is masked, greedy or not', () => {
+    const masked = new Float32Array(50).fill(-Infinity);
+    for (const temperature of [0, 1, 1.5]) expect(sampleToken(masked, { ...base, temperature }, createRng(1), new Map()).id).toBe(-1);
+  });
+
   it('is greedy at temperature 0', () => {
     const best = logits.indexOf(Math.max(...logits));
     expect(new Set(draw({ temperature: 0 }, 1))).toEqual(new Set([best]));

@@ -9,7 +9,7 @@
 // and the canaries (greedy chat, json_schema chat, /generate regex) answer the same before,
 // between the groups and after.
 //
-// The seed is printed at the start (FUZZ_SEED=<n> replays a run; FUZZ_SCALE=<x> multiplies
+// The seed is printed at the start (fixed in npm test; npm run fuzz draws fresh ones; FUZZ_SEED=<n> replays a run; FUZZ_SCALE=<x> multiplies
 // the case counts), and a failing request is printed as a curl command (or, raw, as the bytes sent).
 
 import * as fs from 'node:fs';

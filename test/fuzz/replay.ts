@@ -8,13 +8,20 @@ import type fc from 'fast-check';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 
-/** FUZZ_SEED when given, a fresh seed otherwise; printed either way, so that any run can be replayed. */
+/**
+ * The run's seed, printed so that any run can be replayed. `npm test` runs a fixed seed per suite
+ * (a red CI is then a regression, not a new find by chance); `npm run fuzz` (FUZZ_SEED=random)
+ * draws fresh ones to look for new cases; FUZZ_SEED=<n> replays one.
+ */
 export function fuzzSeed(suite: string): number {
   const given = process.env.FUZZ_SEED;
-  const seed = given !== undefined ? Number(given) : Math.floor(Math.random() * 2 ** 31);
+  const seed = given === 'random' ? Math.floor(Math.random() * 2 ** 31) : given !== undefined ? Number(given) : FIXED_SEEDS[suite] ?? 1;
   console.log(`fuzz ${suite}: seed ${seed} (replay: FUZZ_SEED=${seed} npx vitest run test/fuzz/${suite}.test.ts)`);
   return seed;
 }
+
+/** The seeds `npm test` runs: the structured suite's is the one that found regex `."` dying on a lead byte. */
+const FIXED_SEEDS: Record<string, number> = { http: 20261125, structured: 579307185 };
 
 /** fast-check parameters: the run's seed, FUZZ_SCALE times `numRuns` cases. */
 export function fuzzParams(seed: number, numRuns: number): fc.Parameters<unknown> {

@@ -6,7 +6,7 @@
 // json_schema chat, /generate regex) answer the same before, during and after, with the
 // engine worker never restarting.
 //
-// The seed is printed at the start (FUZZ_SEED=<n> replays a run; FUZZ_SCALE=<x> multiplies
+// The seed is printed at the start (fixed in npm test; npm run fuzz draws fresh ones; FUZZ_SEED=<n> replays a run; FUZZ_SCALE=<x> multiplies
 // the case counts; FUZZ_DEBUG=1 prints every refusal), and a failing case is printed as a curl command.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -29,6 +29,7 @@ export function sampleToken(
   counts: Map<number, number>,
   banned: readonly number[] = [],
 ): SampledToken {
+  // id -1: every token is masked, nothing may be drawn.
   // Copied only where penalties or bans write to it.
   const penalised = counts.size > 0 && (params.presence_penalty !== 0 || params.frequency_penalty !== 0);
   const scores = penalised || banned.length ? Float32Array.from(logits) : logits;
@@ -48,7 +49,8 @@ export function sampleToken(
     return scores[id] / t - logZ;
   };
 
-  const id = greedy ? argmax(scores) : drawFiltered(scores, t, logZ, params, rng);
+  const best = greedy ? argmax(scores) : -1;
+  const id = greedy ? (scores[best] === -Infinity ? -1 : best) : drawFiltered(scores, t, logZ, params, rng);
   const top = params.logprobs > 0 ? topK(scores, params.logprobs).map((i) => ({ id: i, logprob: logprobOf(i) })) : [];
   return {
     id,
@@ -92,7 +94,7 @@ function drawFiltered(scores: Float32Array, t: number, logZ: number, p: Params, 
     r -= probs[i];
     if (r <= 0) return i;
   }
-  return cand[cand.length - 1];
+  return cand.length ? cand[cand.length - 1] : -1; // -1: nothing may be drawn
 }
 
 function logSumExp(scores: Float32Array, t: number): number {

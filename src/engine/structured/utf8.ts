@@ -53,20 +53,37 @@ export class Utf8Filter {
     });
   }
 
-  /** Sets to -Infinity every token that would make the text malformed after `state`. */
+  /**
+   * Sets to -Infinity every token that would make the text malformed after `state`, unless that
+   * would leave no token at all: XGrammar reads some patterns byte by byte (a regex `.` takes one
+   * byte, so after a lead byte it wants the next character, not a continuation), and there its
+   * choice stands, as malformed text beats a generation with nowhere to go.
+   */
   mask(logits: Float32Array, state: Utf8State): void {
-    if (state.need === 0) {
-      for (const id of this.badAfterComplete) logits[id] = -Infinity;
-      return;
-    }
+    const banned = state.need === 0 ? this.badAfterComplete.filter((id) => logits[id] !== -Infinity) : this.breaking(logits, state);
+    if (banned.length === 0 || !survivesWithout(logits, banned)) return;
+    for (const id of banned) logits[id] = -Infinity;
+  }
+
+  /** Allowed tokens that cannot continue a character begun with `state`. */
+  private breaking(logits: Float32Array, state: Utf8State): number[] {
+    const out: number[] = [];
     for (let id = 0; id < logits.length; id++) {
       const b = this.bytes[id];
       if (!b || b.length === 0 || logits[id] === -Infinity) continue;
-      if (!this.continuing[id] || feedUtf8(state, b) === null) logits[id] = -Infinity;
+      if (!this.continuing[id] || feedUtf8(state, b) === null) out.push(id);
     }
+    return out;
   }
 
   next(state: Utf8State, id: number): Utf8State {
     return feedUtf8(state, this.bytes[id] ?? new Uint8Array()) ?? CLEAN;
   }
+}
+
+/** Whether some token is still allowed once `banned` (allowed ones, no repeats) are masked too. */
+function survivesWithout(logits: Float32Array, banned: number[]): boolean {
+  let allowed = 0;
+  for (let i = 0; i < logits.length; i++) if (logits[i] !== -Infinity && ++allowed > banned.length) return true;
+  return false;
 }

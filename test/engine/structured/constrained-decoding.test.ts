@@ -74,6 +74,19 @@ describe('constrained decoding on the fixture model', () => {
     expect(result.text).toMatch(/^[a-z]{3,8}@[a-z]{2,6}\.(com|org)$/);
   });
 
+  it('finishes a regex that XGrammar reads byte by byte, whatever byte is drawn first', async () => {
+    // `.` takes one byte: after a lead byte such as DF, XGrammar wants the `"`, where well-formed
+    // UTF-8 would want a continuation byte. A hot sampler draws such bytes; each draw must still end.
+    const hot = { temperature: 1.5, max_tokens: 8 };
+    const results = await Promise.all(Array.from({ length: 40 }, (_, seed) => generate(req({ type: 'regex', pattern: '."' }, { ...hot, seed }))));
+    for (const { result } of results) {
+      expect(result.finish_reason).toBe('stop');
+      expect(result.token_ids.length).toBeLessThanOrEqual(3);
+    }
+    const firstBytes = results.map(({ result }) => result.token_ids[0]!);
+    expect(firstBytes.some((id) => id >= 0xc2 && id <= 0xf4), 'some draw starts with a lead byte').toBe(true);
+  });
+
   it('refuses grammars that cannot compile, each with its own reason and field, even at once', async () => {
     const bad = (schema: string) => generate(req({ type: 'json_schema', schema })).catch((e: unknown) => e);
     const [a, b] = await Promise.all([bad('{"type":"strange"}'), bad('{"type":"string","pattern":"(?=x)"}')]);
