@@ -109,12 +109,12 @@ function copyBandwidth(): number {
   return median(rates);
 }
 
-/** An engine called directly (no HTTP), on the dtype's file: one request, or 8 at once. */
-async function directEngine(dtype = 'fp32') {
+/** An engine called directly (no HTTP), on a fixture folder's file for `dtype`: one request, or 8 at once. */
+async function directEngine(dtype = 'fp32', folder = 'bench-chat') {
   const engine = startNodeEngine();
   const entry = {
-    id: MODEL, task: 'chat' as const, class: '40M', context_length: 2048,
-    source: join(FIXTURES_DIR, 'bench-chat'), dtype: { cpu: dtype }, price: { input_per_1m: 0, output_per_1m: 0 },
+    id: MODEL, task: 'chat' as const, class: '40M', context_length: 4096,
+    source: join(FIXTURES_DIR, folder), dtype: { cpu: dtype }, price: { input_per_1m: 0, output_per_1m: 0 },
   };
   await engine.load([entry]);
   await modelsSettled(engine);
@@ -129,6 +129,12 @@ async function directEngine(dtype = 'fp32') {
       const t0 = performance.now();
       await engine.generate({ id: `d${n++}`, model: MODEL, prompt: { messages }, sampling }, () => undefined);
       return performance.now() - t0;
+    },
+    /** Decode tokens/s of one request after its first token (its prompt's prefill left out), and its prompt's length. */
+    async decodeRate(messages: { role: string; content: string }[]): Promise<{ rate: number; promptTokens: number }> {
+      let first = 0;
+      const r = await engine.generate({ id: `l${n++}`, model: MODEL, prompt: { messages }, sampling }, () => void (first ||= performance.now()));
+      return { rate: (r.completion_tokens - 1) / ((performance.now() - first) / 1000), promptTokens: r.prompt_tokens };
     },
     /** Aggregate tokens/s of 8 requests at once, median of REPEATS rounds. */
     async concurrent8(): Promise<number> {
@@ -149,27 +155,61 @@ async function directEngine(dtype = 'fp32') {
 }
 
 /**
- * Decode on the q4 and fp16 exports of the same weights, on the engine alone, beside fp32
- * (whose figures the HTTP comparison has just measured on its own direct engine).
+ * The bench model's weights in the forms people download, each on the engine alone: the plain
+ * exports (fp32, fp16, q4 with MatMulNBits blocks of 16 and float compute), the steps from that q4
+ * to onnxruntime-genai's builder's (block 32, then accuracy_level 4: int8 compute), and the
+ * builder's whole graph (fused GroupQueryAttention, packed QKV, fused norms) in fp32 and int4.
  */
-async function dtypeVariants(messages: { role: string; content: string }[], fp32: { times: number[]; concurrent8: number }) {
-  const measure = async (dtype: string) => {
-    const direct = await directEngine(dtype);
+export const FORMS = [
+  { form: 'fp32', folder: 'bench-chat', dtype: 'fp32', file: 'model.onnx' },
+  { form: 'fp16', folder: 'bench-chat', dtype: 'fp16', file: 'model_fp16.onnx' },
+  { form: 'q4 (block 16)', folder: 'bench-chat', dtype: 'q4', file: 'model_q4.onnx' },
+  { form: 'q4 block 32', folder: 'bench-chat-q4-b32', dtype: 'q4', file: 'model_q4.onnx' },
+  { form: 'q4 block 32, accuracy_level 4', folder: 'bench-chat-q4-b32-acc4', dtype: 'q4', file: 'model_q4.onnx' },
+  { form: 'genai fp32', folder: 'bench-chat-genai', dtype: 'fp32', file: 'model.onnx' },
+  { form: 'genai q4', folder: 'bench-chat-genai', dtype: 'q4', file: 'model_q4.onnx' },
+] as const;
+
+export interface FormFigures {
+  folder: string;
+  file: string;
+  weight_bytes: number;
+  batch1_tokens_per_s: number;
+  concurrency8_tokens_per_s: number;
+  decode_after_short_prompt_tokens_per_s: number;
+  decode_after_long_prompt_tokens_per_s: number;
+  long_prompt_tokens: number;
+  long_context_ratio: number;
+}
+
+async function formsEngineAlone(messages: { role: string; content: string }[]): Promise<Record<string, FormFigures>> {
+  const out: Record<string, FormFigures> = {};
+  for (const f of FORMS) {
+    const direct = await directEngine(f.dtype, f.folder);
     const times: number[] = [];
-    for (let i = 0; i <= REPEATS; i++) times.push(await direct.one(messages));
+    for (let i = 0; i <= REPEATS; i++) times.push(await direct.one(messages)); // the first is a warm-up
     const concurrent8 = await direct.concurrent8();
-    await direct.close();
-    return { times: times.slice(1), concurrent8 }; // the first is a warm-up
-  };
-  const out: Record<string, { weight_bytes: number; batch1_tokens_per_s: number; concurrency8_tokens_per_s: number }> = {};
-  for (const [dtype, file] of [['fp32', 'model.onnx'], ['q4', 'model_q4.onnx'], ['fp16', 'model_fp16.onnx']] as const) {
-    const { times, concurrent8 } = dtype === 'fp32' ? fp32 : await measure(dtype);
-    out[dtype] = {
-      weight_bytes: statSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', file)).size,
-      batch1_tokens_per_s: round(MAX_TOKENS / (median(times) / 1000)),
-      concurrency8_tokens_per_s: round(concurrent8),
+    const after = async (words: number) => {
+      const runs = [];
+      for (let r = 0; r < REPEATS; r++) runs.push(await direct.decodeRate([{ role: 'user', content: filler(9000 + words + r, words) }]));
+      return { rate: median(runs.map((x) => x.rate)), promptTokens: runs[0]!.promptTokens };
     };
-    log(`${dtype}: batch-1 ${out[dtype].batch1_tokens_per_s} tok/s, 8 concurrent ${out[dtype].concurrency8_tokens_per_s} tok/s (engine alone)`);
+    const short = await after(12);
+    const long = await after(560);
+    await direct.close();
+    out[f.form] = {
+      folder: f.folder,
+      file: f.file,
+      weight_bytes: statSync(join(FIXTURES_DIR, f.folder, 'onnx', f.file)).size,
+      batch1_tokens_per_s: round(MAX_TOKENS / (median(times.slice(1)) / 1000)),
+      concurrency8_tokens_per_s: round(concurrent8),
+      decode_after_short_prompt_tokens_per_s: round(short.rate),
+      decode_after_long_prompt_tokens_per_s: round(long.rate),
+      long_prompt_tokens: long.promptTokens,
+      long_context_ratio: round(long.rate / short.rate),
+    };
+    const o = out[f.form];
+    log(`${f.form}: batch-1 ${o.batch1_tokens_per_s} tok/s, 8 concurrent ${o.concurrency8_tokens_per_s} tok/s, long context ${o.long_context_ratio}x (engine alone)`);
   }
   return out;
 }
@@ -285,7 +325,7 @@ async function main() {
   await direct.close();
   log(`request of ${MAX_TOKENS} tokens: HTTP ${round(median(http))} ms, direct ${round(median(directTimes))} ms, paired overhead ${round(pairedOverhead * 100, 1)}%`);
 
-  const dtypes = await dtypeVariants(messages, { times: directTimes, concurrent8: direct8 });
+  const forms = await formsEngineAlone(messages);
 
   // What onnxruntime allows for this model here, whatever the engine: the graph at batch 1 and 8,
   // its weight matmuls alone at batch 8, and decode steps at the contexts just measured (their
@@ -337,7 +377,7 @@ async function main() {
     concurrency8_vs_baseline: round(tput[8].tokensPerSecond / baseline),
     direct_engine_concurrency8_tokens_per_s: round(direct8),
     direct_engine_concurrency8_vs_baseline: round(direct8 / baseline),
-    dtypes_engine_alone: dtypes,
+    forms_engine_alone: forms,
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(directTimes)), overhead: round(pairedOverhead, 4), pairs: http.length },
     grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },

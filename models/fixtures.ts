@@ -3,9 +3,11 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { bertFixtureFiles } from './bert/fixture.js';
 import { EXPORT_FIXTURES, exportFixtureFiles } from './exports/fixtures.js';
+import { fusedLlamaGraph, genaiConfig } from './exports/fused-graph.js';
 import { designTinyEmbed } from './bert/tiny-embed.js';
 import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
 import { buildLlamaGraph } from './llama/graph.js';
+import type { Q4Options } from './llama/quantize.js';
 import { designTinyChat } from './llama/tiny-chat.js';
 import { randomLlama, type LlamaConfig } from './llama/weights.js';
 import { Rng } from './rng.js';
@@ -63,8 +65,32 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
       'onnx/model_fp16.onnx': buildLlamaGraph(w, { weights: 'fp16', io: 'float16' }),
     };
   },
+  // The steps from the bench's q4 (block 16, float compute) to the builder's, one change at a time.
+  'bench-chat-q4-b32': () => benchQ4Only({ block: 32 }),
+  'bench-chat-q4-b32-acc4': () => benchQ4Only({ block: 32, accuracyLevel: 4 }),
+  'bench-chat-genai': () => {
+    const w = benchChat();
+    const bpe = fixtureTokenizer();
+    // The same weights as onnxruntime-genai's model builder writes them (fused-graph.ts): fp32,
+    // and int4 as it writes it for the CPU (MatMulNBits, block 32, accuracy_level 4).
+    const eos = [bpe.specialIds['<|im_end|>'], bpe.specialIds['<|endoftext|>']];
+    const genai = genaiConfig(w, { bos: bpe.specialIds['<|endoftext|>'], eos, filename: 'onnx/model.onnx', type: 'llama' });
+    return {
+      ...llamaFixtureFiles(w, bpe),
+      'onnx/model.onnx': fusedLlamaGraph(w, { tiedEmbeddings: false }).toBytes(),
+      'onnx/model_q4.onnx': fusedLlamaGraph(w, { weights: 'q4', tiedEmbeddings: false }).toBytes(),
+      'genai_config.json': JSON.stringify(genai, null, 4) + '\n',
+    };
+  },
   ...Object.fromEntries(EXPORT_FIXTURES.map((name) => [name, () => exportFixtureFiles(name, exportSeed(name))])),
 };
+
+/** The bench model's configuration and tokenizer with only a q4 file, quantized as `q4` says. */
+function benchQ4Only(q4: Q4Options): FixtureFiles {
+  const w = benchChat();
+  const { 'onnx/model.onnx': _fp32, ...rest } = llamaFixtureFiles(w, fixtureTokenizer(), {}, false);
+  return { ...rest, 'onnx/model_q4.onnx': buildLlamaGraph(w, { weights: 'q4', q4 }) };
+}
 
 /** An export fixture's seed: its place in EXPORT_SPECS (new ones go last, so the others keep theirs). */
 export function exportSeed(name: string): number {

@@ -12,7 +12,7 @@ export type Preset = 'default' | 'bench' | 'exports';
 
 export const PRESET_FIXTURES: Record<Preset, string[]> = {
   default: ['tiny-chat', 'tiny-embed'],
-  bench: ['tiny-chat', 'tiny-embed', 'bench-chat'],
+  bench: ['tiny-chat', 'tiny-embed', 'bench-chat', 'bench-chat-q4-b32', 'bench-chat-q4-b32-acc4', 'bench-chat-genai'],
   /** Real tokenizers and export interfaces (parity tests against transformers.js). */
   exports: ['tiny-chat', 'tiny-embed', ...EXPORT_FIXTURES],
 };

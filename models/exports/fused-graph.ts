@@ -13,6 +13,8 @@ import { quantizeNbits } from '../llama/quantize.js';
 export interface FusedVariant {
   /** fp32 MatMuls, or int4: MatMulNBits (block 32) and, embeddings shared with lm_head, GatherBlockQuantized. */
   weights?: 'fp32' | 'q4';
+  /** lm_head the embedding transposed (Llama 3.2; the default), or a weight of its own (Llama 3, the bench model). */
+  tiedEmbeddings?: boolean;
 }
 
 /** The builder's default int4 block size. */
@@ -53,13 +55,13 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
   const g = new GraphBuilder('main_graph');
 
   /** x · W for W [K, N]: MatMul, or MatMulNBits on the quantized weight. */
-  const matmul = (x: string, base: string, K: number, N: number, weight: Float32Array): string => {
-    if (!q4) return g.node('MatMul', [x, g.weight(`${base.slice(1).replaceAll('/', '.')}.weight`, [K, N], weight)], {}, `${base}/output_0`);
+  const matmul = (x: string, base: string, K: number, N: number, weight: Float32Array, out?: string): string => {
+    if (!q4) return g.node('MatMul', [x, g.weight(`${base.slice(1).replaceAll('/', '.')}.weight`, [K, N], weight)], {}, out ?? `${base}/output_0`);
     const { packed, scales, blocks } = quantizeNbits(weight, K, N, FUSED_Q4_BLOCK);
     const name = `${base.slice(1).replaceAll('/', '.')}.weight`;
     const b = g.raw(`${name}_Q4`, [N, blocks, FUSED_Q4_BLOCK / 2], TensorType.UINT8, packed);
     const s = g.weight(`${name}_scales`, [N, blocks], scales);
-    return g.contrib('MatMulNBits', [x, b, s], { K, N, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: ACCURACY_LEVEL }, `${base}NBits/output_0`);
+    return g.contrib('MatMulNBits', [x, b, s], { K, N, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: ACCURACY_LEVEL }, out ?? `${base}NBits/output_0`);
   };
 
   const inputIds = g.input('input_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
@@ -78,13 +80,15 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
   const width = g.node('Gather', [shape, g.ints('/model/constants/INT64/1_index', [1], [])], { axis: 0 }, `${m}/Gather/output_0`);
   const totalLen = g.node('Cast', [width], { to: TensorType.INT32 }, `${m}/Gather/Cast/output_0`);
 
-  // Embeddings: fp32 a Gather of their own; int4 shares lm_head's 4-bit weight (shared_embeddings).
-  const lmHeadT = transpose(w.embed, V, H); // tied: lm_head is the embedding transposed
+  // Embeddings: fp32 a Gather of their own; int4 shares lm_head's 4-bit weight (shared_embeddings)
+  // when tied; untied, the embedding stays a float Gather and lm_head is a MatMul(NBits) of its own.
+  const tied = variant.tiedEmbeddings ?? true;
+  const lmHeadT = tied ? transpose(w.embed, V, H) : w.lmHead; // [H, V]
   let embedded: string;
   let lmHead: (x: string) => string;
-  if (!q4) {
+  if (!q4 || !tied) {
     embedded = g.node('Gather', [g.weight('model.embed_tokens.weight', [V, H], w.embed), inputIds], {}, '/model/embed_tokens/Gather/output_0');
-    lmHead = (x) => g.node('MatMul', [x, g.weight('lm_head.MatMul.weight', [H, V], lmHeadT)], {}, 'logits');
+    lmHead = (x) => matmul(x, '/lm_head/MatMul', H, V, lmHeadT, 'logits');
   } else {
     const { packed, scales, blocks } = quantizeNbits(lmHeadT, H, V, FUSED_Q4_BLOCK);
     const b = g.raw('lm_head.MatMul.weight_Q4', [V, blocks, FUSED_Q4_BLOCK / 2], TensorType.UINT8, packed);

@@ -25,7 +25,8 @@ export function configDims(c: LlamaConfig) {
   };
 }
 
-export function llamaFixtureFiles(w: LlamaWeights, bpe: Bpe, extra: Record<string, unknown> = {}): FixtureFiles {
+/** `withGraph` false leaves out onnx/model.onnx (building it is most of the time), for folders that hold other dtypes only. */
+export function llamaFixtureFiles(w: LlamaWeights, bpe: Bpe, extra: Record<string, unknown> = {}, withGraph = true): FixtureFiles {
   const c = w.config;
   const eos = bpe.specialIds['<|im_end|>'];
   const endoftext = bpe.specialIds['<|endoftext|>'];
@@ -51,6 +52,6 @@ export function llamaFixtureFiles(w: LlamaWeights, bpe: Bpe, extra: Record<strin
     'tokenizer.json': JSON.stringify(tokenizerJson(bpe)) + '\n',
     'tokenizer_config.json': JSON.stringify(tokenizerConfig(bpe, { chatTemplate: true, modelMaxLength: c.maxPositions }), null, 2) + '\n',
     'special_tokens_map.json': JSON.stringify({ eos_token: '<|im_end|>', pad_token: '<|endoftext|>', additional_special_tokens: ['<|im_start|>', '<|im_end|>'] }, null, 2) + '\n',
-    'onnx/model.onnx': buildLlamaGraph(w),
+    ...(withGraph ? { 'onnx/model.onnx': buildLlamaGraph(w) } : {}),
   };
 }

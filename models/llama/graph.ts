@@ -2,7 +2,7 @@
 // engine expect: input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
 // in; logits, present.{i}.key|value out.
 import { GraphBuilder, TensorType } from '../onnx/graph.js';
-import { linear, storeMatrix, type WeightFormat } from './quantize.js';
+import { linear, storeMatrix, type Q4Options, type WeightFormat } from './quantize.js';
 import { inverseFrequencies, type LlamaWeights } from './weights.js';
 
 /**
@@ -13,6 +13,8 @@ import { inverseFrequencies, type LlamaWeights } from './weights.js';
  */
 export interface GraphVariant {
   weights?: WeightFormat;
+  /** MatMulNBits' block size (default Q4_BLOCK) and accuracy_level (default: none, fp32 compute) in q4 and q4f16. */
+  q4?: Q4Options;
   /** Element type of past_key_values, present and logits. */
   io?: 'float32' | 'float16';
   positionIds?: boolean;
@@ -132,9 +134,9 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     const L = w.layers[i]!;
     const p = `model.layers.${i}`;
     const h = rmsNorm(g, x, g.weight(`${p}.input_layernorm.weight`, [H], L.inputNorm), c.rmsEps, `${p}.input_layernorm`);
-    const q = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.q_proj.weight`, [H, heads * D], L.q, format, `${p}.q`), qShape], {}, `${p}.q_r`)], { perm: [0, 2, 3, 1, 4] }, `${p}.q_t`);
-    const k = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.k_proj.weight`, [H, KV * D], L.k, format, `${p}.k`), kvShape], {}, `${p}.k_r`)], { perm: [0, 2, 1, 3] }, `${p}.k_t`);
-    const v = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.v_proj.weight`, [H, KV * D], L.v, format, `${p}.v`), kvShape], {}, `${p}.v_r`)], { perm: [0, 2, 1, 3] }, `${p}.v_t`);
+    const q = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.q_proj.weight`, [H, heads * D], L.q, format, `${p}.q`, variant.q4), qShape], {}, `${p}.q_r`)], { perm: [0, 2, 3, 1, 4] }, `${p}.q_t`);
+    const k = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.k_proj.weight`, [H, KV * D], L.k, format, `${p}.k`, variant.q4), kvShape], {}, `${p}.k_r`)], { perm: [0, 2, 1, 3] }, `${p}.k_t`);
+    const v = g.node('Transpose', [g.node('Reshape', [linear(g, h, `${p}.self_attn.v_proj.weight`, [H, KV * D], L.v, format, `${p}.v`, variant.q4), kvShape], {}, `${p}.v_r`)], { perm: [0, 2, 1, 3] }, `${p}.v_t`);
     const noRope = variant.noRopeLayers?.includes(i);
     const qr = noRope ? q : rope(g, q, cosQ, sinQ, D / 2, `${p}.q_rope`);
     const kr = noRope ? k : rope(g, k, cosK, sinK, D / 2, `${p}.k_rope`);
@@ -149,12 +151,12 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
     const probs = g.node('Softmax', [scores], { axis: -1 }, `${p}.probs`);
     const v5 = g.node('Unsqueeze', [presentV, g.ints(`${p}.axes_2v`, [2])], {}, `${p}.v5`);
     const ctx = g.node('Reshape', [g.node('Transpose', [g.node('MatMul', [probs, v5], {}, `${p}.ctx5`)], { perm: [0, 3, 1, 2, 4] }, `${p}.ctx_t`), outShape], {}, `${p}.ctx`);
-    x = g.node('Add', [x, residual(linear(g, ctx, `${p}.self_attn.o_proj.weight`, [heads * D, H], L.o, format, `${p}.attn_out`), `${p}.attn_out`)], {}, `${p}.resid_attn`);
+    x = g.node('Add', [x, residual(linear(g, ctx, `${p}.self_attn.o_proj.weight`, [heads * D, H], L.o, format, `${p}.attn_out`, variant.q4), `${p}.attn_out`)], {}, `${p}.resid_attn`);
     const h2 = rmsNorm(g, x, g.weight(`${p}.post_attention_layernorm.weight`, [H], L.postNorm), c.rmsEps, `${p}.post_attention_layernorm`);
-    const gate = linear(g, h2, `${p}.mlp.gate_proj.weight`, [H, I], L.gate, format, `${p}.gate`);
-    const up = linear(g, h2, `${p}.mlp.up_proj.weight`, [H, I], L.up, format, `${p}.up`);
+    const gate = linear(g, h2, `${p}.mlp.gate_proj.weight`, [H, I], L.gate, format, `${p}.gate`, variant.q4);
+    const up = linear(g, h2, `${p}.mlp.up_proj.weight`, [H, I], L.up, format, `${p}.up`, variant.q4);
     const act = g.node('Mul', [g.node('Mul', [gate, g.node('Sigmoid', [gate], {}, `${p}.gate_sig`)], {}, `${p}.silu`), up], {}, `${p}.act`);
-    x = g.node('Add', [x, residual(linear(g, act, `${p}.mlp.down_proj.weight`, [I, H], L.down, format, `${p}.mlp_out`), `${p}.mlp_out`)], {}, `${p}.resid_mlp`);
+    x = g.node('Add', [x, residual(linear(g, act, `${p}.mlp.down_proj.weight`, [I, H], L.down, format, `${p}.mlp_out`, variant.q4), `${p}.mlp_out`)], {}, `${p}.resid_mlp`);
     const presentShape = ['batch_size', KV, 'total_sequence_length', D] as const;
     g.output(`present.${i}.key`, narrow(g, presentK, ioType), ioType, presentShape);
     g.output(`present.${i}.value`, narrow(g, presentV, ioType), ioType, presentShape);
@@ -172,7 +174,7 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
   const logitsName = ioType === TensorType.FLOAT && !variant.softcap && !variant.multipliers ? 'logits' : 'logits_f32';
   let logits = variant.tiedEmbeddings
     ? g.node('MatMul', [hf, g.node('Transpose', [widenMatrix(g, embedding, format)], { perm: [1, 0] }, 'lm_head.tied')], {}, logitsName)
-    : linear(g, hf, 'lm_head.weight', [H, V], w.lmHead, format, logitsName);
+    : linear(g, hf, 'lm_head.weight', [H, V], w.lmHead, format, logitsName, variant.q4);
   if (variant.softcap) logits = softcap(g, logits, variant.softcap.final, 'final_logit_softcap');
   if (variant.multipliers) logits = g.node('Div', [logits, g.scalar('logits_scaling', variant.multipliers.logits)], {}, 'logits_scaled');
   g.output('logits', narrow(g, logits, ioType), ioType, ['batch_size', 'sequence_length', V]);

@@ -18,8 +18,14 @@ export function storeMatrix(g: GraphBuilder, name: string, dims: [number, number
   return g.weight(name, dims, data);
 }
 
+export interface Q4Options {
+  block?: number;
+  /** 4: int8 activations and int8 dot products inside (what onnxruntime-genai's builder sets for the CPU). */
+  accuracyLevel?: number;
+}
+
 /** x · W for W [K, N] (row-major) in the given format; float32 in and out. */
-export function linear(g: GraphBuilder, x: string, name: string, [K, N]: [number, number], w: Float32Array, format: WeightFormat, out: string): string {
+export function linear(g: GraphBuilder, x: string, name: string, [K, N]: [number, number], w: Float32Array, format: WeightFormat, out: string, q4: Q4Options = {}): string {
   switch (format) {
     case 'fp32':
       return g.node('MatMul', [x, g.weight(name, [K, N], w)], {}, out);
@@ -30,11 +36,12 @@ export function linear(g: GraphBuilder, x: string, name: string, [K, N]: [number
     case 'q4':
     case 'q4f16': {
       const half = format === 'q4f16';
-      const { packed, scales, blocks } = quantizeNbits(w, K, N, Q4_BLOCK);
-      const b = g.raw(`${name}_Q4`, [N, blocks, Q4_BLOCK / 2], TensorType.UINT8, packed);
+      const block = q4.block ?? Q4_BLOCK;
+      const { packed, scales, blocks } = quantizeNbits(w, K, N, block);
+      const b = g.raw(`${name}_Q4`, [N, blocks, block / 2], TensorType.UINT8, packed);
       const s = half ? g.raw(`${name}_scales`, [N * blocks], TensorType.FLOAT16, bytesOf(toHalfs(scales))) : g.weight(`${name}_scales`, [N * blocks], scales);
       const a = half ? g.node('Cast', [x], { to: TensorType.FLOAT16 }, `${out}_in_f16`) : x;
-      const y = g.contrib('MatMulNBits', [a, b, s], { K, N, bits: 4, block_size: Q4_BLOCK }, half ? `${out}_f16` : out);
+      const y = g.contrib('MatMulNBits', [a, b, s], { K, N, bits: 4, block_size: block, ...(q4.accuracyLevel ? { accuracy_level: q4.accuracyLevel } : {}) }, half ? `${out}_f16` : out);
       return half ? g.node('Cast', [y], { to: TensorType.FLOAT }, out) : y;
     }
     case 'q8': {
