@@ -46,10 +46,18 @@ function decodeFeeds(session: ort.InferenceSession, Tensor: typeof ort.Tensor, b
     if (name === 'input_ids') feeds[name] = ints(batch, 5n, [batch, 1]);
     else if (name === 'attention_mask') feeds[name] = ints(batch * (past + 1), 1n, [batch, past + 1]);
     else if (name === 'position_ids') feeds[name] = ints(batch, BigInt(past), [batch, 1]);
-    else if (name.startsWith('past_key_values.')) feeds[name] = new Tensor('float32', new Float32Array(batch * kvHeads * past * headDim).fill(0.01), [batch, kvHeads, past, headDim]);
+    else if (name.startsWith('past_key_values.')) feeds[name] = kvTensor(session, Tensor, name, [batch, kvHeads, past, headDim]);
     else throw new Error(`bench ceilings: unexpected input ${name}`);
   }
   return feeds;
+}
+
+/** A past KV input of the session's own type: float32, or float16 (as Uint16Array halves, 0.01 ≈ 0x211f). */
+function kvTensor(session: ort.InferenceSession, Tensor: typeof ort.Tensor, name: string, dims: number[]): ort.Tensor {
+  const n = dims.reduce((a, b) => a * b, 1);
+  const meta = session.inputMetadata.find((m) => m.name === name) as { type?: string } | undefined;
+  if (meta?.type === 'float16') return new Tensor('float16', new Uint16Array(n).fill(0x211f), dims);
+  return new Tensor('float32', new Float32Array(n).fill(0.01), dims);
 }
 
 /** Medians (ms) of each run, the runs interleaved round by round so that load on the machine hits them alike. */
@@ -101,4 +109,40 @@ export async function measureCeilings(modelPath: string, shortPast: number, long
   await graph.release();
   await matmuls.release();
   return t as unknown as Ceilings;
+}
+
+export interface FormCeilings {
+  /** ms: the graph alone at batch 1 and 8 (60 cached tokens), and at batch 1 after the short and the long prompt. */
+  graph_batch1_ms: number;
+  graph_batch8_ms: number;
+  graph_short_context_ms: number;
+  graph_long_context_ms: number;
+  /** What an engine could reach at best on this graph: a step no longer than its graph run. */
+  batch1_max_tokens_per_s: number;
+  concurrency8_max_tokens_per_s: number;
+  long_context_max_ratio: number;
+}
+
+/** The same ceilings for any form of the bench model (its own dtype, attention and quantization). */
+export async function measureFormCeilings(modelPath: string, shortPast: number, longPast: number, rounds = 15): Promise<FormCeilings> {
+  const backend = nodeBackend('cpu');
+  const graph = (await backend.createSession(modelPath)) as ort.InferenceSession;
+  const feeds = {
+    graph_batch1_ms: decodeFeeds(graph, backend.Tensor, 1, 60),
+    graph_batch8_ms: decodeFeeds(graph, backend.Tensor, 8, 60),
+    graph_short_context_ms: decodeFeeds(graph, backend.Tensor, 1, shortPast),
+    graph_long_context_ms: decodeFeeds(graph, backend.Tensor, 1, longPast),
+  };
+  const t = await interleaved(Object.fromEntries(Object.entries(feeds).map(([k, f]) => [k, () => graph.run(f)])), rounds);
+  await graph.release();
+  const r2 = (x: number) => Math.round(x * 100) / 100;
+  return {
+    graph_batch1_ms: t.graph_batch1_ms!,
+    graph_batch8_ms: t.graph_batch8_ms!,
+    graph_short_context_ms: t.graph_short_context_ms!,
+    graph_long_context_ms: t.graph_long_context_ms!,
+    batch1_max_tokens_per_s: r2(1000 / t.graph_batch1_ms!),
+    concurrency8_max_tokens_per_s: r2(8000 / t.graph_batch8_ms!),
+    long_context_max_ratio: r2(t.graph_short_context_ms! / t.graph_long_context_ms!),
+  };
 }

@@ -11,7 +11,7 @@ import { startNodeEngine } from '../src/engine/client/node.js';
 import type { SamplingParams } from '../src/engine/protocol.js';
 import { serve } from '../src/front/node/serve.js';
 import { modelsSettled } from '../src/runtime.js';
-import { measureCeilings } from './ceilings.js';
+import { measureCeilings, measureFormCeilings, type FormCeilings } from './ceilings.js';
 import { barChart, stack } from './chart.js';
 import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
 import { perStep, readLoop } from './step-breakdown.js';
@@ -180,6 +180,8 @@ export interface FormFigures {
   decode_after_long_prompt_tokens_per_s: number;
   long_prompt_tokens: number;
   long_context_ratio: number;
+  /** onnxruntime's ceilings for this form's graph (ceilings.ts): what no engine around it can beat. */
+  ceiling: FormCeilings;
 }
 
 async function formsEngineAlone(messages: { role: string; content: string }[]): Promise<Record<string, FormFigures>> {
@@ -197,19 +199,22 @@ async function formsEngineAlone(messages: { role: string; content: string }[]): 
     const short = await after(12);
     const long = await after(560);
     await direct.close();
+    const modelPath = join(FIXTURES_DIR, f.folder, 'onnx', f.file);
+    const ceiling = await measureFormCeilings(modelPath, short.promptTokens + MAX_TOKENS / 2, long.promptTokens + MAX_TOKENS / 2);
     out[f.form] = {
       folder: f.folder,
       file: f.file,
-      weight_bytes: statSync(join(FIXTURES_DIR, f.folder, 'onnx', f.file)).size,
+      weight_bytes: statSync(modelPath).size,
       batch1_tokens_per_s: round(MAX_TOKENS / (median(times.slice(1)) / 1000)),
       concurrency8_tokens_per_s: round(concurrent8),
       decode_after_short_prompt_tokens_per_s: round(short.rate),
       decode_after_long_prompt_tokens_per_s: round(long.rate),
       long_prompt_tokens: long.promptTokens,
       long_context_ratio: round(long.rate / short.rate),
+      ceiling,
     };
     const o = out[f.form];
-    log(`${f.form}: batch-1 ${o.batch1_tokens_per_s} tok/s, 8 concurrent ${o.concurrency8_tokens_per_s} tok/s, long context ${o.long_context_ratio}x (engine alone)`);
+    log(`${f.form}: batch-1 ${o.batch1_tokens_per_s} tok/s, 8 concurrent ${o.concurrency8_tokens_per_s} tok/s, long context ${o.long_context_ratio}x (engine alone); graph alone ${ceiling.batch1_max_tokens_per_s}, ${ceiling.concurrency8_max_tokens_per_s}, ${ceiling.long_context_max_ratio}x`);
   }
   return out;
 }
