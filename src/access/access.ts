@@ -267,6 +267,11 @@ export function createAccess(options: AccessOptions): HearthAccess {
       return r && r.created >= now() - maxAgeMs ? r : undefined;
     },
     delete: (p, id) => reach(store.deleteResponse(id, p.accountId)),
+    async item(p, itemId) {
+      // Held by a response past the retention age only: gone, as that response is.
+      const found = await reach(store.getResponseItem(itemId, p.accountId));
+      return found && found.created >= now() - maxAgeMs ? found.item : undefined;
+    },
   };
 
   async function usageThisMonth(): Promise<AccountUsage[]> {

@@ -13,6 +13,7 @@ import {
   type ReserveResult,
   type ResponsePrune,
   type SlotResult,
+  type StoredItem,
   type StoredResponse,
   type UsageEntry,
   type UsageTotals,
@@ -210,6 +211,11 @@ export abstract class StateBackedStore implements AccessStore {
   async pruneResponses(p: ResponsePrune): Promise<number> {
     this.live();
     return this.shelf.prune(p);
+  }
+
+  async getResponseItem(itemId: string, accountId: string): Promise<StoredItem | undefined> {
+    this.live();
+    return this.shelf.item(itemId, accountId);
   }
 
   async close(): Promise<void> {

@@ -24,6 +24,10 @@
 //                             its ownership, and the order retention deletes in
 //   resps               zset  "<account id> <response id>" of every account (score: created),
 //                             for the sweep by age
+//   ritem:<account id>:<item id>  zset  the account's responses holding that item (input or
+//                             output; score: created): the item index of item_reference
+//   respitems:<account id>:<response id>  set  the ids of the items that response holds,
+//                             so that deleting or pruning it takes it out of the index
 //
 // reserve, renew and settle are one script each: the check of spend + holds against the
 // cap and the hold itself cannot interleave with another server's. Expired holds (their
@@ -36,8 +40,8 @@
 // injected clock is honoured here as in the other stores.
 
 import { Redis } from 'ioredis';
-import type { AccessStore, AccountRow, Delivery, KeyRow, Reservation, ReserveResult, ResponsePrune, SlotResult, StoredResponse, UsageEntry, UsageTotals } from './store.js';
-import { checkReservation, checkStoredResponse, checkUsage, STORABLE_ID, utcMonth } from './store.js';
+import type { AccessStore, AccountRow, Delivery, KeyRow, Reservation, ReserveResult, ResponsePrune, SlotResult, StoredItem, StoredResponse, UsageEntry, UsageTotals } from './store.js';
+import { checkReservation, checkStoredResponse, checkUsage, responseItems, STORABLE_ID, utcMonth } from './store.js';
 import { constantTimeEqual, randomBase62 } from './keys.js';
 import { holderGone, thisHolder } from './holder.js';
 
@@ -64,6 +68,17 @@ export function redactRedisUrl(url: string): string {
 }
 
 const CHARGE_TTL_MS = 3_600_000;
+
+/** Lua: takes a response's items out of the item index (the response id from each item's
+ * holders, the item's key once none is left, then the response's own list). */
+const DROP_ITEMS = `
+local function dropItems(prefix, acct, id)
+  local held = prefix .. 'respitems:' .. acct .. ':' .. id
+  for _, item in ipairs(redis.call('SMEMBERS', held)) do
+    redis.call('ZREM', prefix .. 'ritem:' .. acct .. ':' .. item, id)
+  end
+  redis.call('DEL', held)
+end`;
 
 const SCRIPTS = {
   // KEYS: keys, keyhash, accounts, keyorder. ARGV: id, hash, account id, row JSON.
@@ -203,31 +218,39 @@ local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
 local oldest = first and tonumber(first) or now
 return {0, 0, math.max(1, oldest + win - now)}`,
   },
-  // KEYS: the response, the account's responses, every account's. ARGV: id, JSON, created ms, account id.
+  // KEYS: the response, the account's responses, every account's. ARGV: id, JSON, created ms,
+  // account id, key prefix, then the ids of the items it holds (indexed in place of any it held before).
   hearthPutResponse: {
     keys: 3,
-    lua: `
+    lua: `${DROP_ITEMS}
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4] .. ' ' .. ARGV[1])
+dropItems(ARGV[5], ARGV[4], ARGV[1])
+local held = ARGV[5] .. 'respitems:' .. ARGV[4] .. ':' .. ARGV[1]
+for i = 6, #ARGV do
+  redis.call('ZADD', ARGV[5] .. 'ritem:' .. ARGV[4] .. ':' .. ARGV[i], ARGV[3], ARGV[1])
+  redis.call('SADD', held, ARGV[i])
+end
 return 1`,
   },
-  // KEYS: the response, the account's responses, every account's. ARGV: id, account id.
+  // KEYS: the response, the account's responses, every account's. ARGV: id, account id, key prefix.
   // → 1, or 0 when the account has no response by that id (another's stays).
   hearthDeleteResponse: {
     keys: 3,
-    lua: `
+    lua: `${DROP_ITEMS}
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[2] .. ' ' .. ARGV[1])
 redis.call('DEL', KEYS[1])
+dropItems(ARGV[3], ARGV[2], ARGV[1])
 return 1`,
   },
   // KEYS: the account's responses, every account's. ARGV: before ms ('' none), keep ('' none),
   // account id, key prefix. → how many went: those created before, then the oldest past keep.
   hearthPruneAccount: {
     keys: 2,
-    lua: `
+    lua: `${DROP_ITEMS}
 local gone = {}
 if ARGV[1] ~= '' then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])) do table.insert(gone, id) end
@@ -243,19 +266,21 @@ end
 for _, id in ipairs(gone) do
   redis.call('ZREM', KEYS[2], ARGV[3] .. ' ' .. id)
   redis.call('DEL', ARGV[4] .. 'resp:' .. id)
+  dropItems(ARGV[4], ARGV[3], id)
 end
 return #gone`,
   },
   // KEYS: every account's responses. ARGV: before ms, key prefix. → how many went.
   hearthPruneAll: {
     keys: 1,
-    lua: `
+    lua: `${DROP_ITEMS}
 local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 for _, m in ipairs(gone) do
   local sp = string.find(m, ' ', 1, true)
   local acct, id = string.sub(m, 1, sp - 1), string.sub(m, sp + 1)
   redis.call('ZREM', ARGV[2] .. 'resps:' .. acct, id)
   redis.call('DEL', ARGV[2] .. 'resp:' .. id)
+  dropItems(ARGV[2], acct, id)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 return #gone`,
@@ -506,7 +531,11 @@ export class RedisStore implements AccessStore {
   async putResponse(r: StoredResponse): Promise<void> {
     this.live();
     checkStoredResponse(r);
-    await this.run('hearthPutResponse', [this.k(`resp:${r.id}`), this.k(`resps:${r.account_id}`), this.k('resps')], [r.id, JSON.stringify(r), r.created, r.account_id]);
+    await this.run(
+      'hearthPutResponse',
+      [this.k(`resp:${r.id}`), this.k(`resps:${r.account_id}`), this.k('resps')],
+      [r.id, JSON.stringify(r), r.created, r.account_id, this.p, ...responseItems(r).keys()],
+    );
   }
 
   async getResponse(id: string, accountId: string): Promise<StoredResponse | undefined> {
@@ -520,8 +549,20 @@ export class RedisStore implements AccessStore {
   async deleteResponse(id: string, accountId: string): Promise<boolean> {
     this.live();
     if (!STORABLE_ID.test(id)) return false;
-    const r = await this.run('hearthDeleteResponse', [this.k(`resp:${id}`), this.k(`resps:${accountId}`), this.k('resps')], [id, accountId]);
+    const r = await this.run('hearthDeleteResponse', [this.k(`resp:${id}`), this.k(`resps:${accountId}`), this.k('resps')], [id, accountId, this.p]);
     return r === 1;
+  }
+
+  async getResponseItem(itemId: string, accountId: string): Promise<StoredItem | undefined> {
+    this.live();
+    if (!STORABLE_ID.test(itemId) || !STORABLE_ID.test(accountId)) return undefined;
+    // The newest holder first; a holder answers with the item unless it was replaced meanwhile.
+    for (const id of await this.client.zrevrange(this.k(`ritem:${accountId}:${itemId}`), 0, 4)) {
+      const r = await this.getResponse(id, accountId);
+      const item = r && responseItems(r).get(itemId);
+      if (item) return { item, response_id: r.id, created: r.created };
+    }
+    return undefined;
   }
 
   async pruneResponses(p: ResponsePrune): Promise<number> {

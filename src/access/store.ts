@@ -81,6 +81,17 @@ export interface StoredResponse {
   input_items: Record<string, unknown>[];
 }
 
+/** An item of a stored response (an input item or an output item), as found by its id. */
+export interface StoredItem {
+  /** The item as the response keeps it: listed with its id (or an output item). */
+  item: Record<string, unknown>;
+  /** The newest of the account's responses that holds it (an item is held by the response
+   * that took or made it and by every response continuing from that one). */
+  response_id: string;
+  /** That response's creation time (unix ms): retention reads it. */
+  created: number;
+}
+
 /** What pruneResponses removes: responses created before `before` (of `accountId`, or of
  * every account when it is absent) and, of `accountId`'s, all but the newest `keep`. */
 export interface ResponsePrune {
@@ -173,6 +184,11 @@ export interface AccessStore {
   deleteResponse(id: string, accountId: string): Promise<boolean>;
   /** Retention (see ResponsePrune); returns how many responses it deleted. */
   pruneResponses(p: ResponsePrune): Promise<number>;
+  /** An item of one of `accountId`'s stored responses by the item's id (item_reference): an
+   * index kept with the responses, whose entries go when the last response holding the item
+   * is deleted or pruned. Undefined for an id no response of that account holds, as for an
+   * id never stored (only ids of STORABLE_ID's letters are indexed). */
+  getResponseItem(itemId: string, accountId: string): Promise<StoredItem | undefined>;
 
   close(): Promise<void>;
 }
@@ -197,6 +213,18 @@ export function checkReservation(r: Reservation): void {
 
 /** Ids a store may use in a key or a file name; any other id (from a URL) is simply not found. */
 export const STORABLE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The items of a stored response that its item index holds: its input items and its
+ * output, each with a storable id (others cannot be referenced). An id met twice counts once. */
+export function responseItems(r: StoredResponse): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  const output = Array.isArray(r.response.output) ? (r.response.output as unknown[]) : [];
+  for (const item of [...r.input_items, ...output]) {
+    const id = item && typeof item === 'object' ? (item as { id?: unknown }).id : undefined;
+    if (typeof id === 'string' && STORABLE_ID.test(id) && !out.has(id)) out.set(id, item as Record<string, unknown>);
+  }
+  return out;
+}
 
 export function checkStoredResponse(r: StoredResponse): void {
   if (!STORABLE_ID.test(r.id) || !STORABLE_ID.test(r.account_id)) throw new Error('stored response: needs an id and an account id of letters, digits, _ and -');

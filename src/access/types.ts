@@ -124,6 +124,9 @@ export interface StoredResponses {
   get(p: Principal, id: string): Promise<StoredResponse | undefined>;
   /** False when the account has no response by that id. */
   delete(p: Principal, id: string): Promise<boolean>;
+  /** An item (input or output) of one of the account's stored responses, by the item's id
+   * (item_reference); undefined when none of the account's live responses holds it. */
+  item(p: Principal, itemId: string): Promise<Record<string, unknown> | undefined>;
 }
 
 /** Every call that touches the store may also throw AccessError 503 store_unavailable. */

@@ -225,4 +225,36 @@ describe('file store', () => {
     expect((await again.usageThisMonth())[0]).toMatchObject({ requests: 1, completion_tokens: 40 });
     await again.close();
   });
+
+  it('keeps the item index beside the responses: a marker per holder, gone with its response; a stray marker is passed over', async () => {
+    const dir = tempDir();
+    const store = openFileStore(dir);
+    const item = (id: string) => ({ id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hello' }] });
+    const response = (id: string, created: number, items: string[]) => ({ id, account_id: 'acct_a', created, response: { id, object: 'response', output: [] }, input_items: items.map(item) });
+    await store.putResponse(response('resp_1', 1_000_000, ['msg_a']));
+    await store.putResponse(response('resp_2', 2_000_000, ['msg_a', 'msg_b']));
+    const index = path.join(dir, 'responses', 'acct_a', '.items');
+    expect(fs.readdirSync(path.join(index, 'msg_a')).sort()).toEqual(['resp_1', 'resp_2']);
+    expect((await store.getResponseItem('msg_a', 'acct_a'))?.response_id).toBe('resp_2');
+    // A marker a crash left (its response never renamed into place) changes nothing.
+    fs.writeFileSync(path.join(index, 'msg_a', 'resp_9'), '');
+    fs.mkdirSync(path.join(index, 'msg_z'));
+    fs.writeFileSync(path.join(index, 'msg_z', 'resp_9'), '');
+    expect((await store.getResponseItem('msg_a', 'acct_a'))?.response_id).toBe('resp_2');
+    expect(await store.getResponseItem('msg_z', 'acct_a')).toBeUndefined();
+    expect(await store.deleteResponse('resp_2', 'acct_a')).toBe(true);
+    expect(fs.existsSync(path.join(index, 'msg_b'))).toBe(false);
+    expect(fs.readdirSync(path.join(index, 'msg_a')).sort()).toEqual(['resp_1', 'resp_9']);
+    expect((await store.getResponseItem('msg_a', 'acct_a'))?.response_id).toBe('resp_1');
+    // A lookup removes a stray marker once it is an hour old (its writer died).
+    const hourAgo = (Date.now() - 3_700_000) / 1000;
+    fs.utimesSync(path.join(index, 'msg_a', 'resp_9'), hourAgo, hourAgo);
+    expect((await store.getResponseItem('msg_a', 'acct_a'))?.response_id).toBe('resp_1');
+    expect(fs.readdirSync(path.join(index, 'msg_a'))).toEqual(['resp_1']);
+    // The index is never read as responses: retention counts responses only.
+    expect(await store.pruneResponses({ accountId: 'acct_a', keep: 1 })).toBe(0);
+    expect(await store.pruneResponses({ before: 1_500_000 })).toBe(1);
+    expect(await store.getResponseItem('msg_a', 'acct_a')).toBeUndefined();
+    await store.close();
+  });
 });

@@ -2,6 +2,7 @@
 // networked store has to show: several store instances (as in several servers)
 // sharing keys, limits and spend exactly, and the password kept out of messages.
 
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccess } from '../../src/access/access.js';
 import { openStore } from '../../src/access/open-store.js';
@@ -100,6 +101,36 @@ describe.skipIf(!haveRedis)('redis store', () => {
       expect(await after.store.settleOrphans(Date.now() + 3_600_000)).toBe(0);
     } finally {
       await after.close();
+    }
+  });
+
+  it('keeps the item index in step with the responses: nothing of it is left once they are deleted or pruned', async () => {
+    const prefix = `items${randomBase62(8)}:`;
+    const store = await fresh(prefix);
+    const raw = new Redis(redis!.url);
+    try {
+      const response = (id: string, created: number, items: string[], account_id = 'acct_a') => ({
+        id,
+        account_id,
+        created,
+        response: { id, object: 'response', output: [{ id: `msg_${id}`, type: 'message', role: 'assistant', content: [] }] },
+        input_items: items.map((i) => ({ id: i, type: 'message', role: 'user', content: 'Hi' })),
+      });
+      await store.putResponse(response('resp_1', 1000, ['msg_a']));
+      await store.putResponse(response('resp_2', 2000, ['msg_a', 'msg_resp_1']));
+      await store.putResponse(response('resp_3', 3000, ['msg_c'], 'acct_b'));
+      expect(await raw.zrange(`${prefix}ritem:acct_a:msg_a`, '0', '-1')).toEqual(['resp_1', 'resp_2']);
+      expect((await raw.smembers(`${prefix}respitems:acct_a:resp_2`)).sort()).toEqual(['msg_a', 'msg_resp_1', 'msg_resp_2']);
+      expect(await store.deleteResponse('resp_2', 'acct_a')).toBe(true);
+      expect(await raw.zrange(`${prefix}ritem:acct_a:msg_a`, '0', '-1')).toEqual(['resp_1']);
+      expect(await store.pruneResponses({ accountId: 'acct_a', keep: 1 })).toBe(0);
+      expect(await store.pruneResponses({ before: 2500 })).toBe(1);
+      expect(await store.pruneResponses({ accountId: 'acct_b', before: 4000 })).toBe(1);
+      const left = (await raw.keys(`${prefix}*`)).filter((k) => /:(ritem|respitems|resp):/.test(k));
+      expect(left).toEqual([]);
+    } finally {
+      raw.disconnect();
+      await store.close();
     }
   });
 

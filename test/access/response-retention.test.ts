@@ -48,6 +48,19 @@ describe('stored response retention', () => {
     await again.close();
   });
 
+  it('serves no item of a response past maxAgeMs (item_reference), nor another account\'s', async () => {
+    let now = T0;
+    access = createAccess({ store: createMemoryStore(), now: () => now, responseRetention: { maxAgeMs: 2 * DAY } });
+    const withItem = (id: string, created: number) => ({ ...response(id, created), input_items: [{ id: `msg_${id}`, type: 'message', role: 'user', content: 'Hi' }] });
+    await access.responses.put(alice, withItem('resp_old', now));
+    await access.responses.put(alice, withItem('resp_new', now + DAY));
+    expect(await access.responses.item(alice, 'msg_resp_old')).toMatchObject({ id: 'msg_resp_old', role: 'user' });
+    expect(await access.responses.item(bob, 'msg_resp_old')).toBeUndefined();
+    now += 2 * DAY + 1;
+    expect(await access.responses.item(alice, 'msg_resp_old')).toBeUndefined();
+    expect(await access.responses.item(alice, 'msg_resp_new')).toMatchObject({ id: 'msg_resp_new' });
+  });
+
   it('refuses a retention that keeps nothing', () => {
     expect(() => createAccess({ store: createMemoryStore(), responseRetention: { perAccount: 0 } })).toThrow(RangeError);
     expect(() => createAccess({ store: createMemoryStore(), responseRetention: { maxAgeMs: 0 } })).toThrow(RangeError);

@@ -296,6 +296,61 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Acc
       expect(await left('acct_a', 'resp_a', 5)).toEqual(['resp_a5']);
     });
 
+    it('stored responses: an item is found by its id, for its account only, from the newest response holding it', async () => {
+      const s = await fresh();
+      const call = { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' };
+      const first = stored('resp_1', { response: { id: 'resp_1', object: 'response', output: [call] } });
+      await s.putResponse(first);
+      await s.putResponse(stored('resp_b', { account_id: 'acct_b' }));
+      expect(await s.getResponseItem('fc_1', 'acct_a')).toEqual({ item: call, response_id: 'resp_1', created: T0 });
+      expect(await s.getResponseItem('msg_in_resp_1', 'acct_a')).toEqual({ item: first.input_items[0], response_id: 'resp_1', created: T0 });
+      // Another account's item, an unknown id, an id no store could hold: not found alike.
+      expect(await s.getResponseItem('fc_1', 'acct_b')).toBeUndefined();
+      expect(await s.getResponseItem('msg_in_resp_b', 'acct_a')).toBeUndefined();
+      expect(await s.getResponseItem('msg_none', 'acct_a')).toBeUndefined();
+      expect(await s.getResponseItem('../acct_b/msg_in_resp_b', 'acct_a')).toBeUndefined();
+      expect((await s.getResponseItem('msg_in_resp_b', 'acct_b'))?.response_id).toBe('resp_b');
+      // A response continuing the first holds its items too (its input items), and is newer.
+      const output = { id: 'fco_1', type: 'function_call_output', call_id: 'call_1', output: 'Sunny', status: 'completed' };
+      await s.putResponse(stored('resp_2', { created: T0 + 1000, input_items: [...first.input_items, call, output] }));
+      expect(await s.getResponseItem('fc_1', 'acct_a')).toEqual({ item: call, response_id: 'resp_2', created: T0 + 1000 });
+      expect((await s.getResponseItem('fco_1', 'acct_a'))?.item).toEqual(output);
+      // A copy: changing it changes nothing stored.
+      (await s.getResponseItem('fc_1', 'acct_a'))!.item.name = 'changed';
+      expect((await s.getResponseItem('fc_1', 'acct_a'))!.item.name).toBe('get_weather');
+    });
+
+    it('stored responses: an item goes from the index with the last response holding it (delete, replace, retention)', async () => {
+      const s = await fresh();
+      const call = { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}', status: 'completed' };
+      const first = stored('resp_1', { response: { id: 'resp_1', object: 'response', output: [call] } });
+      await s.putResponse(first);
+      await s.putResponse(stored('resp_2', { created: T0 + 1000, input_items: [...first.input_items, call] }));
+      expect(await s.deleteResponse('resp_2', 'acct_b')).toBe(false);
+      expect((await s.getResponseItem('fc_1', 'acct_a'))?.response_id).toBe('resp_2');
+      expect(await s.deleteResponse('resp_2', 'acct_a')).toBe(true);
+      // Still held by the first.
+      expect(await s.getResponseItem('fc_1', 'acct_a')).toEqual({ item: call, response_id: 'resp_1', created: T0 });
+      expect(await s.getResponseItem('msg_resp_2', 'acct_a')).toBeUndefined();
+      // Replaced by a response under the same id that holds other items.
+      await s.putResponse(stored('resp_1'));
+      expect(await s.getResponseItem('fc_1', 'acct_a')).toBeUndefined();
+      expect((await s.getResponseItem('msg_resp_1', 'acct_a'))?.response_id).toBe('resp_1');
+      expect(await s.deleteResponse('resp_1', 'acct_a')).toBe(true);
+      expect(await s.getResponseItem('msg_resp_1', 'acct_a')).toBeUndefined();
+      expect(await s.getResponseItem('msg_in_resp_1', 'acct_a')).toBeUndefined();
+      // Retention: by count for one account, by age for every account.
+      for (let i = 1; i <= 3; i++) await s.putResponse(stored(`resp_a${i}`, { created: T0 + i * 1000 }));
+      await s.putResponse(stored('resp_b1', { account_id: 'acct_b', created: T0 + 1000 }));
+      expect(await s.pruneResponses({ accountId: 'acct_a', keep: 2 })).toBe(1);
+      expect(await s.getResponseItem('msg_resp_a1', 'acct_a')).toBeUndefined();
+      expect((await s.getResponseItem('msg_resp_a2', 'acct_a'))?.response_id).toBe('resp_a2');
+      expect(await s.pruneResponses({ before: T0 + 2500 })).toBe(2);
+      expect(await s.getResponseItem('msg_resp_a2', 'acct_a')).toBeUndefined();
+      expect(await s.getResponseItem('msg_in_resp_b1', 'acct_b')).toBeUndefined();
+      expect((await s.getResponseItem('msg_in_resp_a3', 'acct_a'))?.response_id).toBe('resp_a3');
+    });
+
     it('refuses use after close', async () => {
       const s = await makeStore();
       await s.close();

@@ -14,6 +14,7 @@ function withStoreAway() {
     },
     get: async () => undefined,
     delete: async () => false,
+    item: async () => undefined,
   };
   Object.assign(s.access, { responses: away });
   return s;

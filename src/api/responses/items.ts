@@ -13,12 +13,12 @@ import type {
 } from 'openai/resources/responses/responses';
 import type { StoredResponse } from '../../access/store.js';
 import { randomId } from '../ids.js';
-import type { InputItem, ResponsesRequest } from '../schemas/responses.js';
+import type { InputItem } from '../schemas/responses.js';
 
 const texts = (v: string | { text?: unknown }[]) => (typeof v === 'string' ? [v] : v.map((p) => String(p.text)));
 
 /** One input item as the API lists it: an id, a status, text as parts. */
-function listed(item: InputItem): ResponseItem {
+export function listed(item: InputItem): ResponseItem {
   if (item.type === 'function_call') {
     const out: ResponseFunctionToolCallItem = {
       id: item.id ?? randomId('fc_'),
@@ -62,12 +62,12 @@ function listed(item: InputItem): ResponseItem {
 }
 
 /** A request's own input as listed items (a string input is one user message). */
-export function listedInput(input: ResponsesRequest['input']): ResponseItem[] {
+export function listedInput(input: string | InputItem[]): ResponseItem[] {
   return typeof input === 'string' ? [listed({ role: 'user', content: input })] : input.map(listed);
 }
 
 /** Item types a conversation is made of here; others a response may carry (reasoning) are not fed back. */
-const CONVERSATION_TYPES = new Set(['message', 'function_call', 'function_call_output']);
+export const CONVERSATION_TYPES = new Set(['message', 'function_call', 'function_call_output']);
 
 /** What a response continuing `prev` starts from: prev's conversation, then its output. */
 export function conversationAfter(prev: StoredResponse): Record<string, unknown>[] {

@@ -46,24 +46,56 @@ const functionCallOutput = z.object({
   status: z.string().nullish(),
 });
 
-/** Items by their `type` (a message may leave it out); an unknown type is refused naming it.
- * A reasoning item a client sends back (the Agents SDK does) is dropped: a chat template
- * takes no earlier thinking but the last turn's, and Qwen3's drops even that. */
-const inputItem = z.unknown().transform((item, ctx) => {
-  const type = (item as { type?: unknown } | null)?.type ?? 'message';
-  if (type === 'reasoning') return null;
-  const schema = type === 'message' ? message : type === 'function_call' ? functionCall : type === 'function_call_output' ? functionCallOutput : undefined;
-  if (!schema) {
-    ctx.addIssue({ code: 'custom', path: ['type'], message: `Input items of type '${String(type)}' are not supported; Hearth takes messages, function_call and function_call_output items.` });
-    return z.NEVER;
-  }
-  const r = schema.safeParse(item);
-  if (!r.success) {
-    for (const issue of r.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
-    return z.NEVER;
-  }
-  return r.data as z.output<typeof message> | z.output<typeof functionCall> | z.output<typeof functionCallOutput>;
-});
+/** An item of a stored response by its id (`type` may be left out, as OpenAI's schema allows),
+ * expanded into the conversation by the turn (../responses/turn.ts). */
+const itemReference = z
+  .object({ type: z.literal('item_reference').nullish(), id: z.string().min(1) })
+  .transform((r) => ({ type: 'item_reference' as const, id: r.id }));
+
+export type ItemReference = z.output<typeof itemReference>;
+
+/** Items by their `type` (a message may leave it out; an object with only an `id` is a
+ * reference); an unknown type is refused naming it. A reasoning item a client sends back
+ * (the Agents SDK does) is dropped: a chat template takes no earlier thinking but the last
+ * turn's, and Qwen3's drops even that. References are taken in requests only: stored
+ * items are what references are expanded to. */
+const item = (references: boolean) =>
+  z.unknown().transform((item, ctx) => {
+    const o = item as { type?: unknown; role?: unknown; id?: unknown } | null;
+    const type = o?.type ?? (o && typeof o === 'object' && o.role === undefined && o.id !== undefined ? 'item_reference' : 'message');
+    if (type === 'reasoning') return null;
+    const schema =
+      type === 'message'
+        ? message
+        : type === 'function_call'
+          ? functionCall
+          : type === 'function_call_output'
+            ? functionCallOutput
+            : type === 'item_reference' && references
+              ? itemReference
+              : undefined;
+    // `continue: true`: the issue is the item's, so the union of `input` (a string or items)
+    // reports it with its path instead of its own "Invalid input".
+    if (!schema) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['type'],
+        message: `Input items of type '${String(type)}' are not supported; Hearth takes messages, function_call, function_call_output and item_reference items.`,
+        continue: true,
+      });
+      return z.NEVER;
+    }
+    const r = schema.safeParse(item);
+    if (!r.success) {
+      // Their own codes, so that a missing field is answered as one (missing_required_parameter).
+      for (const issue of r.error.issues) ctx.addIssue({ ...issue, continue: true });
+      return z.NEVER;
+    }
+    return r.data as InputItem | ItemReference;
+  });
+
+const inputItem = item(false) as z.ZodType<InputItem | null>;
+const requestItem = item(true);
 
 /** The items left once dropped ones (null) are out. */
 function present<T>(items: (T | null)[]): T[] {
@@ -93,7 +125,8 @@ const format = z.discriminatedUnion('type', [
 
 export const responsesRequestSchema = z.object({
   model: c.modelId,
-  input: z.union([z.string(), z.array(inputItem).transform(present)]),
+  // Dropped items are taken out after the union, which would otherwise hide an item's own error.
+  input: z.union([z.string(), z.array(requestItem)]).transform((v) => (typeof v === 'string' ? v : present(v))),
   instructions: z.string().nullish(),
   max_output_tokens: c.positiveInt,
   temperature: c.temperature,
@@ -115,6 +148,9 @@ export const responsesRequestSchema = z.object({
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
 
+/** A request with its item references expanded (../responses/turn.ts): what the engine path reads. */
+export type ResolvedRequest = Omit<ResponsesRequest, 'input'> & { input: string | InputItem[] };
+
 /** Items as stored (a continued conversation's), read as a request's input items are. */
 export const inputItems = z.array(inputItem).transform(present);
 
@@ -127,7 +163,7 @@ const isMessage = (item: Item): item is z.output<typeof message> => item.type ==
 const joinText = (v: string | { text?: unknown }[]) => (typeof v === 'string' ? v : v.map((p) => p.text as string).join(''));
 
 /** The conversation as chat messages: function calls in a row join one assistant message. */
-export function toMessages(b: ResponsesRequest): ChatMessageBody[] {
+export function toMessages(b: ResolvedRequest): ChatMessageBody[] {
   const out: ChatMessageBody[] = [];
   if (b.instructions) out.push({ role: 'system', content: b.instructions });
   const items = typeof b.input === 'string' ? [{ role: 'user' as const, content: b.input }] : b.input;
@@ -148,7 +184,7 @@ export function toMessages(b: ResponsesRequest): ChatMessageBody[] {
 
 /** The chat completions body a Responses request stands for (also what an upstream that
  * has no /responses of its own is sent). */
-export function toChatBody(b: ResponsesRequest): Record<string, unknown> {
+export function toChatBody(b: ResolvedRequest): Record<string, unknown> {
   const messages = toMessages(b);
   if (!messages.length) throw invalidRequest('The input has no items.', 'input');
   const f = b.text?.format;
@@ -169,7 +205,7 @@ export function toChatBody(b: ResponsesRequest): Record<string, unknown> {
 }
 
 /** The chat call for a Responses request: one reply, its grammar errors blamed on Responses fields. */
-export function toResponsesCall(b: ResponsesRequest, syntax?: ToolSyntax): ChatCall {
+export function toResponsesCall(b: ResolvedRequest, syntax?: ToolSyntax): ChatCall {
   const chat = c.parseBody(chatRequestSchema, toChatBody(b));
   const call = toChatCall(chat, syntax);
   const grammar = call.sampling.grammar;
