@@ -14,6 +14,7 @@ import { modelsSettled } from '../src/runtime.js';
 import { measureCeilings, measureFormCeilings, type FormCeilings } from './ceilings.js';
 import { barChart, stack } from './chart.js';
 import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
+import { hearthVsLlamaCpp, llamaCppTable, measureLlamaCpp } from './llama-cpp.js';
 import { perStep, readLoop } from './step-breakdown.js';
 
 const MODEL = 'svc/bench-chat';
@@ -157,7 +158,8 @@ async function directEngine(dtype = 'fp32', folder = 'bench-chat') {
 /**
  * The bench model's weights in the forms people download, each on the engine alone: the plain
  * exports (fp32, fp16, q4 with MatMulNBits blocks of 16 and float compute), the steps from that q4
- * to onnxruntime-genai's builder's (block 32, then accuracy_level 4: int8 compute), and the
+ * to onnxruntime-genai's builder's (block 32, then accuracy_level 4: int8 compute), q4f16 (float16
+ * scales, activations and KV, as transformers.js's exports have it), and the
  * builder's whole graph (fused GroupQueryAttention, packed QKV, fused norms) in fp32 and int4.
  */
 export const FORMS = [
@@ -166,6 +168,7 @@ export const FORMS = [
   { form: 'q4 (block 16)', folder: 'bench-chat', dtype: 'q4', file: 'model_q4.onnx' },
   { form: 'q4 block 32', folder: 'bench-chat-q4-b32', dtype: 'q4', file: 'model_q4.onnx' },
   { form: 'q4 block 32, accuracy_level 4', folder: 'bench-chat-q4-b32-acc4', dtype: 'q4', file: 'model_q4.onnx' },
+  { form: 'q4f16 (block 32, accuracy_level 4)', folder: 'bench-chat-q4-b32-acc4', dtype: 'q4f16', file: 'model_q4f16.onnx' },
   { form: 'genai fp32', folder: 'bench-chat-genai', dtype: 'fp32', file: 'model.onnx' },
   { form: 'genai q4', folder: 'bench-chat-genai', dtype: 'q4', file: 'model_q4.onnx' },
 ] as const;
@@ -357,6 +360,11 @@ async function main() {
   }));
   log(`grammar masking per step: ${grammarMask.map((g) => `vocab ${g.vocab}: ${g.ms_per_step[1]} ms (batch 1), ${g.ms_per_step[8]} ms (batch 8)`).join('; ')}`);
 
+  // The peer: llama.cpp on GGUF files of the same weights (F32, F16, Q8_0, Q4_0; 1 and 2 threads),
+  // after the 1,800-ish-token prompt the forms were measured after; Hearth ÷ llama.cpp per form.
+  const llamaCpp = await measureLlamaCpp({ maxTokens: MAX_TOKENS, repeats: REPEATS, longPrompt: forms.fp32?.long_prompt_tokens, log });
+  const vsLlamaCpp = hearthVsLlamaCpp(forms, llamaCpp);
+
   const bandwidth = copyBandwidth();
   const bound = bandwidth / weightBytes;
   const batch1 = tput[1].perStreamDecode;
@@ -383,6 +391,8 @@ async function main() {
     direct_engine_concurrency8_tokens_per_s: round(direct8),
     direct_engine_concurrency8_vs_baseline: round(direct8 / baseline),
     forms_engine_alone: forms,
+    peers: { llama_cpp: llamaCpp },
+    vs_llama_cpp: vsLlamaCpp,
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(directTimes)), overhead: round(pairedOverhead, 4), pairs: http.length },
     grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },
@@ -424,6 +434,7 @@ async function main() {
   writeFileSync(join(BENCH, 'chart.svg'), chart);
   log(`wrote bench/results.json and bench/chart.svg`);
   console.log(JSON.stringify(results, null, 2));
+  console.log(`\n${llamaCppTable(llamaCpp, vsLlamaCpp)}`);
 }
 
 await main();

@@ -67,7 +67,11 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   },
   // The steps from the bench's q4 (block 16, float compute) to the builder's, one change at a time.
   'bench-chat-q4-b32': () => benchQ4Only({ block: 32 }),
-  'bench-chat-q4-b32-acc4': () => benchQ4Only({ block: 32, accuracyLevel: 4 }),
+  'bench-chat-q4-b32-acc4': () => {
+    const q4 = { block: 32, accuracyLevel: 4 };
+    // q4f16 as transformers.js's exports have it: the same int4 weights, float16 scales, activations and KV.
+    return { ...benchQ4Only(q4), 'onnx/model_q4f16.onnx': buildLlamaGraph(benchChat(), { weights: 'q4f16', io: 'float16', q4 }) };
+  },
   'bench-chat-genai': () => {
     const w = benchChat();
     const bpe = fixtureTokenizer();
