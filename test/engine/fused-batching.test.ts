@@ -2,7 +2,10 @@
 // its batches are padded on the right, each row's cache a prefix, and every way a request
 // can share a graph run (concurrent prompts of different lengths, a prefix-cache hit,
 // cached prefixes of different lengths, a chunked prompt beside running streams) gives it
-// the tokens it gets alone.
+// the tokens it gets alone, which are transformers.js's on the same file. In fp32, q4 (int4,
+// float32 activations) and q4f16 (int4, float16 activations, KV and logits): onnxruntime 1.30's
+// CPU provider has float16 kernels for GroupQueryAttention, MatMulNBits, GatherBlockQuantized and
+// the norms; the MLP's Sigmoid and Mul it runs in float32 between Casts it inserts itself.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../src/backends/node.js';
@@ -12,7 +15,7 @@ import type { ChatMessage, SamplingParams } from '../../src/engine/protocol.js';
 import { Scheduler } from '../../src/engine/scheduler.js';
 import { Sequence } from '../../src/engine/sequence.js';
 import { TextCodec } from '../../src/engine/text/codec.js';
-import { exportFixtures } from '../helpers/exports.js';
+import { exportFixtures, referenceGreedy, referencePromptIds } from '../helpers/exports.js';
 
 const NAME = 'llama3_2-fused-export';
 const greedy: SamplingParams = {
@@ -29,7 +32,7 @@ const models: Record<string, CausalLM> = {};
 beforeAll(async () => {
   const dir = join(await exportFixtures(), NAME);
   codec = await TextCodec.load(dir, { localOnly: true });
-  for (const dtype of ['fp32', 'q4']) {
+  for (const dtype of ['fp32', 'q4', 'q4f16']) {
     const entry = { id: `svc/${NAME}-${dtype}`, task: 'chat' as const, class: 'tiny', context_length: 4096, source: dir, dtype: { cpu: dtype }, price: { input_per_1m: 0, output_per_1m: 0 } };
     models[dtype] = await CausalLM.load(nodeBackend('cpu'), dir, entry);
   }
@@ -62,7 +65,16 @@ async function alone(lm: CausalLM, prompts: ChatMessage[][]): Promise<number[][]
   return out;
 }
 
-describe.each(['fp32', 'q4'])('a fused export (%s)', (dtype) => {
+describe.each(['fp32', 'q4', 'q4f16'])('a fused export (%s)', (dtype) => {
+  // fp32 and q4 are also in the export parity tests (test/engine/models/parity.test.ts).
+  it("gives transformers.js's greedy tokens on the same file, alone, for prompts of different lengths", async () => {
+    const lm = models[dtype]!;
+    const expected = await referenceGreedy(NAME, dtype, PROMPTS, greedy.max_tokens!);
+    const got = await alone(lm, PROMPTS);
+    for (const p of PROMPTS) expect(codec.encodeChat(p).ids).toEqual(await referencePromptIds(NAME, p));
+    expect(got).toEqual(expected);
+  }, 60_000);
+
   it('pads its batches on the right, as GroupQueryAttention reads each row as a prefix', () => {
     expect(models[dtype]!.io).toMatchObject({ padding: 'right', positionIds: false, batchesPrefixedChunks: false });
   });

@@ -10,7 +10,9 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportFixtureWeights } from '../../models/exports/fixtures.js';
 import { exportSeed } from '../../models/fixtures.js';
+import { fusedLlamaGraph } from '../../models/exports/fused-graph.js';
 import { buildLlamaGraph } from '../../models/llama/graph.js';
+import { TensorType } from '../../models/onnx/proto.js';
 import type { ChatMessage } from '../../src/engine/protocol.js';
 import { exportFixtures, referencePromptIds } from '../helpers/exports.js';
 
@@ -67,13 +69,16 @@ describe('the fused export fixture', () => {
   }, 120_000);
 
   it("has the builder's interface: no position_ids, every key before every value, and a genai_config.json", async () => {
-    for (const file of ['model.onnx', 'model_q4.onnx']) {
+    // q4f16 is the builder's int4 for WebGPU and CUDA: float16 KV and logits (io_dtype).
+    for (const [file, float] of [['model.onnx', 'float32'], ['model_q4.onnx', 'float32'], ['model_q4f16.onnx', 'float16']] as const) {
       const session = await ort.InferenceSession.create(join(fixtures, NAME, 'onnx', file));
       try {
         expect(session.inputNames).toEqual(['input_ids', 'attention_mask', 'past_key_values.0.key', 'past_key_values.1.key', 'past_key_values.0.value', 'past_key_values.1.value']);
         expect(session.outputNames).toEqual(['logits', 'present.0.key', 'present.1.key', 'present.0.value', 'present.1.value']);
         const past = session.inputMetadata.find((m) => m.name === 'past_key_values.0.key');
         expect(past?.isTensor && past.shape).toEqual(['batch_size', 1, 'past_sequence_length', 16]);
+        expect(session.inputMetadata.map((m) => m.isTensor && m.type)).toEqual(['int64', 'int64', float, float, float, float]);
+        expect(session.outputMetadata.map((m) => m.isTensor && m.type)).toEqual([float, float, float, float, float]);
       } finally {
         await session.release();
       }
@@ -83,10 +88,23 @@ describe('the fused export fixture', () => {
     expect(genai.search.past_present_share_buffer).toBe(true);
   }, 60_000);
 
-  it('writes its ops as the builder does: GroupQueryAttention with do_rotary, MatMulNBits and GatherBlockQuantized in q4', () => {
+  it('writes its ops as the builder does: GroupQueryAttention with do_rotary, MatMulNBits and GatherBlockQuantized in q4 and q4f16', () => {
     const fp32 = readFileSync(join(fixtures, NAME, 'onnx/model.onnx')).subarray(0, 1 << 20).toString('latin1');
-    const q4 = readFileSync(join(fixtures, NAME, 'onnx/model_q4.onnx')).toString('latin1');
     for (const op of ['GroupQueryAttention', 'SimplifiedLayerNormalization', 'SkipSimplifiedLayerNormalization', 'do_rotary', 'cos_cache', 'qkv_proj']) expect(fp32).toContain(op);
-    for (const op of ['MatMulNBits', 'GatherBlockQuantized', 'GroupQueryAttention']) expect(q4).toContain(op);
+    for (const file of ['model_q4.onnx', 'model_q4f16.onnx']) {
+      const q4 = readFileSync(join(fixtures, NAME, 'onnx', file)).toString('latin1');
+      for (const op of ['MatMulNBits', 'GatherBlockQuantized', 'GroupQueryAttention', 'accuracy_level', 'SkipSimplifiedLayerNormalization']) expect(q4).toContain(op);
+    }
+  });
+
+  it("stores q4f16's float initializers in float16, the builder's io_dtype: int4 scales, norms, rotary caches", () => {
+    const graph = fusedLlamaGraph(exportFixtureWeights(NAME, exportSeed(NAME)), { weights: 'q4f16' }).graph();
+    const floats = graph.initializers.filter((t) => t.type === TensorType.FLOAT || t.type === TensorType.FLOAT16);
+    expect(floats.filter((t) => t.type === TensorType.FLOAT).map((t) => t.name)).toEqual([]);
+    const names = floats.map((t) => t.name);
+    for (const n of ['cos_cache', 'sin_cache', 'lm_head.MatMul.weight_scales', 'model.layers.0.input_layernorm.weight', 'model.layers.2.final_norm_layernorm.weight', 'model.layers.1.attn.qkv_proj.MatMul.weight_scales']) expect(names).toContain(n);
+    const mm = graph.nodes.filter((n) => n.opType === 'MatMulNBits');
+    expect(mm.length).toBe(2 * 5 + 1); // qkv, o, gate, up, down per layer, and lm_head
+    for (const n of mm) expect(n.attributes).toMatchObject({ block_size: { value: 32 }, accuracy_level: { value: 4 }, bits: { value: 4 } });
   });
 });
