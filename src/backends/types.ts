@@ -22,6 +22,12 @@ export interface DeviceBudget {
 export interface Backend {
   readonly device: Device;
   /**
+   * GroupQueryAttention gives wrong results for rows of different lengths in one run: the
+   * engine then runs such graphs one row at a time. onnxruntime-web 1.30's WebGPU kernel
+   * rotates every row at the first row's positions (test/browser/fused-parity.test.ts pins it).
+   */
+  readonly fusedAttentionOneRowPerRun?: boolean;
+  /**
    * `model` is a file path (Node) or the model's bytes (browser). `externalData`: paths of
    * the weight files beside it (`model.onnx_data`, `model.onnx_data_1`, …), which
    * onnxruntime-node reads itself from the paths the graph records, and the browser

@@ -57,6 +57,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
   const load = (path: string) => fetchModelFile(path, { onProgress: opts.onProgress, throttleMs: opts.throttleMs });
   return {
     device,
+    fusedAttentionOneRowPerRun: device === 'webgpu',
     Tensor: ort.Tensor as unknown as Backend['Tensor'],
     async createSession(model, externalData = [], deviceOutputs = []) {
       const bytes = typeof model === 'string' ? await load(model) : model;
@@ -74,6 +75,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
             : {}),
         }),
       );
+      if (device === 'webgpu') await refuseHalvesWithoutF16(session);
       // onnxruntime-web runs one session at a time (its WebGPU device and WASM heap are
       // shared); overlapping run() calls of two models (chat and embeddings) can hang.
       const run = session.run.bind(session) as (...a: unknown[]) => Promise<ort.InferenceSession.ReturnType>;
@@ -104,6 +106,22 @@ export function webBackend(opts: WebBackendOptions): Backend {
       return modelFileExists(probe);
     },
   };
+}
+
+/**
+ * A graph that computes in float16 needs the adapter's shader-f16 feature: without it,
+ * onnxruntime-web 1.30 loads the graph and its runs give garbage (token 0 at every step,
+ * seen on SwiftShader) with no error. Refused at load instead, with what to pick.
+ */
+async function refuseHalvesWithoutF16(session: ort.InferenceSession): Promise<void> {
+  const metas = [...session.inputMetadata, ...session.outputMetadata] as { type?: string }[];
+  if (!metas.some((m) => m.type === 'float16')) return;
+  const gpu = (await ort.env.webgpu.device) as unknown as { features?: { has(name: string): boolean } } | undefined;
+  if (!gpu?.features || gpu.features.has('shader-f16')) return;
+  await session.release();
+  throw new Error(
+    "this model computes in float16, and this GPU's WebGPU adapter lacks shader-f16: pick a float32 form of it for webgpu (fp32, q4) or run it on wasm",
+  );
 }
 
 /** onnxruntime-web's WebAssembly heap is 32-bit: weights and KV share at most 4 GiB. */

@@ -239,7 +239,9 @@ export class ModelHost {
     const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
     const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
     const thinks = entry.reasoning ? entry.reasoning === 'think' : codec.writesThinking;
-    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache }), thinks };
+    // Where the backend runs fused attention wrong for rows of different lengths, one row a run: slower, never wrong.
+    const maxBatch = lm.io.padding === 'right' && this.backend.fusedAttentionOneRowPerRun ? 1 : undefined;
+    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache, maxBatch }), thinks };
   }
 }
 
