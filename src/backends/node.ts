@@ -31,6 +31,7 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
       : undefined;
   return {
     device,
+    ...(device === 'webgpu' ? { fusedAttentionMaxNewTokens: 31 } : {}),
     Tensor: ort.Tensor,
     loadXGrammar: loadXGrammarInNode,
     async createSession(model, _externalData, deviceOutputs = []) {

@@ -28,6 +28,12 @@ export interface Backend {
    */
   readonly fusedAttentionOneRowPerRun?: boolean;
   /**
+   * GroupQueryAttention is right for at most this many new tokens in a run: such graphs then
+   * prefill in chunks of it. onnxruntime-node 1.30's WebGPU provider: 31 (wrong from 32 on;
+   * test/backends/webgpu-gqa-prompt.test.ts pins it).
+   */
+  readonly fusedAttentionMaxNewTokens?: number;
+  /**
    * `model` is a file path (Node) or the model's bytes (browser). `externalData`: paths of
    * the weight files beside it (`model.onnx_data`, `model.onnx_data_1`, …), which
    * onnxruntime-node reads itself from the paths the graph records, and the browser

@@ -239,9 +239,12 @@ export class ModelHost {
     const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
     const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
     const thinks = entry.reasoning ? entry.reasoning === 'think' : codec.writesThinking;
-    // Where the backend runs fused attention wrong for rows of different lengths, one row a run: slower, never wrong.
-    const maxBatch = lm.io.padding === 'right' && this.backend.fusedAttentionOneRowPerRun ? 1 : undefined;
-    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache, maxBatch }), thinks };
+    // Where the backend runs fused attention wrong for rows of different lengths, or for long
+    // chunks, one row a run or short chunks: slower, never wrong.
+    const fused = lm.io.padding === 'right';
+    const maxBatch = fused && this.backend.fusedAttentionOneRowPerRun ? 1 : undefined;
+    const prefillChunk = fused ? this.backend.fusedAttentionMaxNewTokens : undefined;
+    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache, maxBatch, prefillChunk }), thinks };
   }
 }
 
