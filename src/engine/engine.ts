@@ -160,7 +160,10 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     },
 
     async stats(): Promise<EngineStats> {
+      // Node reports the heap and external memory of the calling thread; a browser has no `process`.
+      const usage = (globalThis as { process?: { memoryUsage?(): { heapUsed: number; external: number } } }).process?.memoryUsage?.();
       return {
+        ...(usage ? { memory: { heap_used_bytes: usage.heapUsed, external_bytes: usage.external } } : {}),
         models: [...hosts.values()].map((h) => {
           const s = h.loaded?.scheduler?.stats();
           const mb = options.kvCacheMb ?? DEFAULT_KV_CACHE_MB;

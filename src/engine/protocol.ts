@@ -72,6 +72,12 @@ export interface DownloadProgress {
 /** What the engine knows about its load, for /metrics. */
 export interface EngineStats {
   models: ModelStats[];
+  /**
+   * The memory of the thread the engine runs in (Node's worker), where the runtime reports it:
+   * its JS heap in use, and what it holds outside that heap (ArrayBuffers such as the prefix
+   * cache's KV, and WASM memories such as XGrammar's, which never shrink).
+   */
+  memory?: { heap_used_bytes: number; external_bytes: number };
 }
 
 export interface ModelStats {

@@ -123,6 +123,16 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     labelNames: ['model'] as const,
     registers: [registry],
   });
+  const engineHeap = new Gauge({
+    name: 'hearth_engine_heap_bytes',
+    help: "JS heap in use in the engine's thread (its worker), garbage not yet collected included.",
+    registers: [registry],
+  });
+  const engineExternal = new Gauge({
+    name: 'hearth_engine_external_bytes',
+    help: "Memory the engine's thread holds outside its JS heap: ArrayBuffers (the prefix cache's KV among them) and WASM memories (XGrammar's, which never shrink).",
+    registers: [registry],
+  });
 
   const upstreamLatency = new Histogram({
     name: 'hearth_upstream_request_duration_seconds',
@@ -162,6 +172,8 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     decodeSteps.reset();
     decodeRows.reset();
     kvDeviceReads.reset();
+    engineHeap.reset();
+    engineExternal.reset();
     const models = await engine.models().catch(() => []);
     for (const m of models) for (const s of STATUSES) modelStatus.set({ model: m.id, status: s }, m.status === s ? 1 : 0);
     const stats = await engine.stats?.().catch(() => undefined);
@@ -174,6 +186,10 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
       if (s.decode_steps !== undefined) decodeSteps.set({ model: s.id }, s.decode_steps);
       if (s.decode_rows !== undefined) decodeRows.set({ model: s.id }, s.decode_rows);
       if (s.kv_device_reads !== undefined) kvDeviceReads.set({ model: s.id }, s.kv_device_reads);
+    }
+    if (stats?.memory) {
+      engineHeap.set(stats.memory.heap_used_bytes);
+      engineExternal.set(stats.memory.external_bytes);
     }
   }
 

@@ -32,15 +32,27 @@ const counts: Record<string, number> = {};
 const statuses: Record<string, number> = {};
 let lastError = '';
 let canaries: Record<string, unknown>;
+/** The server's RSS every SAMPLE_EVERY cases (after the warm-up), to tell a steady growth from a jump. */
+const SAMPLE_EVERY = 250;
+const rssSamples: { cases: number; rssMb: number }[] = [];
+let cases = 0;
 const count = (group: string, status: number | string) => {
   counts[group] = (counts[group] ?? 0) + 1;
   statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
+  if (group !== 'warmup' && ++cases % SAMPLE_EVERY === 0 && server.proc.exitCode === null) rssSamples.push({ cases, rssMb: memory(server.proc.pid!).rssMb });
 };
 
 function memory(pid: number): { rssMb: number; hwmMb: number } {
   const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN);
   return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+}
+
+/** What the engine holds by design, from /metrics: the prefix cache (bounded by --kv-cache-mb) and its thread's off-heap memory. */
+async function engineMemory(): Promise<string> {
+  const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(TIMEOUT_MS) })).text();
+  const sum = (name: string) => [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0) / 2 ** 20;
+  return `prefix cache ${sum('hearth_kv_cache_bytes').toFixed(0)} MB, engine heap ${sum('hearth_engine_heap_bytes').toFixed(0)} MB, engine off-heap ${sum('hearth_engine_external_bytes').toFixed(0)} MB`;
 }
 
 // ---------- checking an answer ----------
@@ -299,6 +311,7 @@ const CONTENT_TYPES = [
 
 describe('HTTP fuzz against a real server', () => {
   let before: { rssMb: number; hwmMb: number };
+  let engineBefore = '';
   let started = 0;
 
   beforeAll(async () => {
@@ -312,18 +325,26 @@ describe('HTTP fuzz against a real server', () => {
     }
     canaries = await askCanaries(server.url, key);
     before = memory(server.proc.pid!);
+    engineBefore = await engineMemory();
     started = Date.now();
   });
 
   afterAll(async () => {
     if (!server) return;
     const after = server.proc.exitCode === null ? memory(server.proc.pid!) : undefined;
+    const engineAfter = server.proc.exitCode === null ? await engineMemory().catch(() => '') : '';
     const total = Object.entries(counts).filter(([g]) => g !== 'warmup').reduce((a, [, n]) => a + n, 0);
+    // Half-way: the sample nearest to half the cases; and about ten along the run.
+    const half = rssSamples.reduce<(typeof rssSamples)[number] | undefined>((best, x) => (!best || Math.abs(x.cases - total / 2) < Math.abs(best.cases - total / 2) ? x : best), undefined);
+    const step = Math.max(1, Math.round(rssSamples.length / 10));
+    const series = rssSamples.filter((_, i) => i % step === step - 1).map((x) => `${x.cases}: ${x.rssMb.toFixed(0)}`);
     console.log(
       `fuzz: ${total} cases in ${((Date.now() - started) / 1000).toFixed(1)} s — ` +
         Object.entries(counts).map(([g, n]) => `${g} ${n}`).join(', ') +
         `\nfuzz: statuses ${JSON.stringify(statuses)}` +
-        `\nfuzz: server RSS ${before?.rssMb.toFixed(0)} MB before, ${after?.rssMb.toFixed(0)} MB after; peak (VmHWM) ${before?.hwmMb.toFixed(0)} MB before, ${after?.hwmMb.toFixed(0)} MB after`,
+        `\nfuzz: server RSS ${before?.rssMb.toFixed(0)} MB before, ${half ? `${half.rssMb.toFixed(0)} MB half-way (case ${half.cases}), ` : ''}${after?.rssMb.toFixed(0)} MB after; peak (VmHWM) ${before?.hwmMb.toFixed(0)} MB before, ${after?.hwmMb.toFixed(0)} MB after` +
+        `\nfuzz: server RSS (MB) by case: ${series.join(', ')}` +
+        `\nfuzz: before: ${engineBefore}; after: ${engineAfter}`,
     );
     const code = await server.stop();
     expect(code).toBe(0);

@@ -12,7 +12,7 @@ export async function compileWith(xg: XGrammar, compiler: GrammarCompiler, spec:
     case 'json_object':
       return compiler.compileJSONSchema(JSON.stringify({ type: 'object' }), ...JSON_OPTIONS, false);
     case 'json_schema':
-      return compiler.compileGrammar(await schemaGrammar(xg, spec.schema));
+      return compileEbnf(xg, compiler, await schemaGrammar(xg, spec.schema));
     case 'regex':
     case 'ebnf': {
       // Normalized first, so that nested alternatives become rules the workaround can factor.
@@ -22,10 +22,21 @@ export async function compileWith(xg: XGrammar, compiler: GrammarCompiler, spec:
           : await xg.Grammar.fromEBNF(spec.grammar);
       const text = factorLiteralAlternatives(grammar.toString());
       grammar.dispose();
-      return compiler.compileGrammar(text);
+      return compileEbnf(xg, compiler, text);
     }
     case 'structural_tag':
       return compiler.compileStructuralTag(await compactSchemas(xg, spec.tag));
+  }
+}
+
+/** EBNF text compiled. Not compiler.compileGrammar(text): it parses the text into a Grammar that it
+ * never frees, and XGrammar's WASM heap is not garbage-collected (every compile would stay there). */
+async function compileEbnf(xg: XGrammar, compiler: GrammarCompiler, text: string): Promise<CompiledGrammar> {
+  const grammar = await xg.Grammar.fromEBNF(text);
+  try {
+    return await compiler.compileGrammar(grammar);
+  } finally {
+    grammar.dispose();
   }
 }
 

@@ -15,11 +15,12 @@ import {
   xgrammarGeneration,
   type CompiledGrammar,
   type GrammarCompiler,
+  type GrammarMatcher,
   type TokenizerInfo,
   type XGrammar,
 } from './xgrammar.js';
 
-/** Distinct grammars kept per model; the least recently used goes first. */
+/** Distinct grammars kept per model; the least recently used goes first (and is freed). */
 const CACHE_SIZE = 64;
 
 interface Started {
@@ -36,7 +37,7 @@ export class Grammars {
   private compiler?: Promise<Started>;
   private compilerGen = -1;
   /** Compiled grammars, each with the instance it lives in (a matcher must come from the same one). */
-  private readonly compiled = new Map<string, Promise<Compiled>>();
+  private readonly compiled = new Map<string, Cached>();
   /** Names this vocabulary to a trial worker. */
   private readonly key = `vocab-${nextKey++}`;
   private vocab?: VocabInfo;
@@ -55,10 +56,24 @@ export class Grammars {
    */
   async constraint(spec: GrammarSpec): Promise<Constraint> {
     checkGrammarSpec(spec);
-    const { grammar, xg, gen } = await this.compile(spec);
-    const matcher = await withReason(() => xg.GrammarMatcher.createGrammarMatcher(grammar), gen).catch((e: unknown) => {
-      throw cannotUse(spec.param, e);
-    });
+    const cached = this.compile(spec);
+    // Held until its matcher exists: a grammar pushed out of the cache meanwhile is freed after that
+    // (a matcher keeps what it needs of its grammar, so freeing it later harms no matcher).
+    cached.users++;
+    let matcher: GrammarMatcher;
+    let gen: number;
+    try {
+      const c = await cached.compiled.catch((e: unknown) => {
+        throw cannotUse(spec.param, e);
+      });
+      gen = c.gen;
+      matcher = await withReason(() => c.xg.GrammarMatcher.createGrammarMatcher(c.grammar), gen).catch((e: unknown) => {
+        throw cannotUse(spec.param, e);
+      });
+    } finally {
+      cached.users--;
+      if (cached.evicted) free(cached);
+    }
     let first: Int32Array;
     try {
       first = await matcher.getNextTokenBitmask();
@@ -78,7 +93,7 @@ export class Grammars {
   async dispose(): Promise<void> {
     const started = this.compiler;
     this.compiler = undefined;
-    const compiled = [...this.compiled.values()];
+    const compiled = [...this.compiled.values()].map((c) => c.compiled);
     this.compiled.clear();
     const s = await started?.catch(() => undefined);
     // A retired instance may be broken: what it holds goes with it, unfreed.
@@ -105,7 +120,9 @@ export class Grammars {
         const xg = await xgrammar();
         const at = xgrammarGeneration();
         const info = await createTokenizerInfo(xg, this.vocabInfo(), at);
-        const compiler = await withReason(() => xg.GrammarCompiler.createGrammarCompiler(info), at);
+        // Without XGrammar's own cache: it keeps every grammar ever compiled, with no bound, in a
+        // heap that never shrinks. The cache here (CACHE_SIZE, freed as it goes) stands in for it.
+        const compiler = await withReason(() => xg.GrammarCompiler.createGrammarCompiler(info, false), at);
         return { xg, info, compiler, gen: at };
       })();
       this.compiler = started;
@@ -117,23 +134,28 @@ export class Grammars {
     return this.compiler;
   }
 
-  private compile(spec: GrammarSpec): Promise<Compiled> {
-    const { param, ...grammar } = spec;
-    const key = JSON.stringify(grammar);
+  /** The cache entry for `spec` (compiling it when it is not there), now the most recently used. */
+  private compile(spec: GrammarSpec): Cached {
+    const key = JSON.stringify({ ...spec, param: undefined }); // the same grammar whichever field it came in
     if (this.compilerGen !== xgrammarGeneration()) this.compiled.clear();
     let hit = this.compiled.get(key);
     if (hit) {
       this.compiled.delete(key); // re-inserted below as the most recent
     } else {
-      hit = this.compileNew(spec);
+      const entry: Cached = (hit = { compiled: this.compileNew(spec), users: 0, evicted: false });
       // A failed compile is not kept: the next request with it gets its own 400.
-      hit.catch(() => this.compiled.delete(key));
+      entry.compiled.catch(() => {
+        if (this.compiled.get(key) === entry) this.compiled.delete(key);
+      });
     }
     this.compiled.set(key, hit);
-    if (this.compiled.size > CACHE_SIZE) this.compiled.delete(this.compiled.keys().next().value!);
-    return hit.catch((e: unknown) => {
-      throw cannotUse(param, e);
-    });
+    if (this.compiled.size > CACHE_SIZE) {
+      const [oldest, out] = this.compiled.entries().next().value!;
+      this.compiled.delete(oldest);
+      out.evicted = true;
+      free(out);
+    }
+    return hit;
   }
 
   private async compileNew(spec: GrammarSpec): Promise<Compiled> {
@@ -153,6 +175,34 @@ interface Compiled {
   grammar: CompiledGrammar;
   xg: XGrammar;
   gen: number;
+}
+
+/** A cache entry: the compile, and the constraint() calls still waiting to make a matcher from it. */
+interface Cached {
+  compiled: Promise<Compiled>;
+  users: number;
+  /** Out of the cache: freed once no one waits on it. */
+  evicted: boolean;
+  freed?: true;
+}
+
+/** Frees a grammar that left the cache, once no constraint() still needs it. XGrammar's heap is
+ * not garbage-collected: a grammar dropped without this stays there for the instance's life. */
+function free(c: Cached): void {
+  if (c.users > 0 || c.freed) return;
+  c.freed = true;
+  void c.compiled.then(
+    ({ grammar, gen }) => {
+      // A retired instance may be broken: what it holds goes with it, unfreed.
+      if (gen !== xgrammarGeneration()) return;
+      try {
+        grammar.dispose();
+      } catch {
+        retireXGrammar(gen);
+      }
+    },
+    () => undefined,
+  );
 }
 
 function cannotUse(param: string, e: unknown): EngineError {
