@@ -9,9 +9,10 @@ import { nodeHub } from '../src/engine/hub/node.js';
 import { startNodeGrammarTrial } from '../src/engine/structured/node-trial.js';
 import { setGrammarTrial } from '../src/engine/structured/trial.js';
 
-const { device, kvCacheMb, hubCacheDir, grammarCompileMs } = workerData as {
+const { device, kvCacheMb, threads, hubCacheDir, grammarCompileMs } = workerData as {
   device: Device;
   kvCacheMb?: number;
+  threads?: number;
   hubCacheDir?: string;
   grammarCompileMs?: number;
 };
@@ -19,4 +20,4 @@ const { device, kvCacheMb, hubCacheDir, grammarCompileMs } = workerData as {
 const hub = hubCacheDir ? nodeHub({ cacheDir: hubCacheDir }) : undefined;
 // Grammars compile first in worker threads of their own, which a compile past its budget ends.
 setGrammarTrial(startNodeGrammarTrial({ budgetMs: grammarCompileMs }));
-exposeEngine(createEngine(nodeBackend(device), { kvCacheMb, hub }), nodeEndpoint(parentPort!));
+exposeEngine(createEngine(nodeBackend(device, { threads }), { kvCacheMb, hub }), nodeEndpoint(parentPort!));

@@ -16,7 +16,8 @@ export const CUDA_INSTALL_HINT =
   'Install it with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (needs CUDA 12 and cuDNN 9), or use --device cpu.';
 
 /** onnxruntime-node: CPU always (and its bundled WebGPU); CUDA when its provider library was installed. */
-export function nodeBackend(device: Device = 'cpu'): Backend {
+/** `threads`: onnxruntime's intra-op threads for each run (default: its own, one per core). */
+export function nodeBackend(device: Device = 'cpu', opts: { threads?: number } = {}): Backend {
   if (device === 'wasm') {
     throw new EngineError('invalid_value', 'device "wasm" is for browsers; in Node use cpu, cuda or webgpu', 'device');
   }
@@ -38,6 +39,7 @@ export function nodeBackend(device: Device = 'cpu'): Backend {
       const options: ort.InferenceSession.SessionOptions = {
         executionProviders: [device],
         graphOptimizationLevel: 'all',
+        ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
         // Spinning pool threads fight the main thread (HTTP, SSE) for the cores;
         // waiting threads that sleep leave it room.
         extra: { session: { intra_op: { allow_spinning: '0' } } },

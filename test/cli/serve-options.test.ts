@@ -13,6 +13,7 @@ describe('hearth serve flags', () => {
       [
         '--host', '0.0.0.0', '--port', '0', '--data-dir', 'd', '--catalog', 'c.json', '--models', 'svc/a, svc/b',
         '--device', 'cuda', '--rate-limit', '10', '--sandbox-cap-usd', '2.5', '--max-body-bytes', '2048', '--store', 'memory',
+        '--threads', '1',
       ],
       io(),
     )!;
@@ -29,7 +30,12 @@ describe('hearth serve flags', () => {
       sandboxCapUsd: 2.5,
       maxBodyBytes: 2048,
       store: 'memory',
+      threads: 1,
     });
+  });
+
+  it('refuse a thread count that is not a whole number of at least 1, naming the flag', () => {
+    for (const bad of ['0', '-2', '1.5', 'many']) expect(() => serveOptions(['--threads', bad], io())).toThrow(/--threads/);
   });
 
   it('leave defaults to serve() when flags are absent, and route log lines to stdout', () => {

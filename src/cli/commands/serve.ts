@@ -22,6 +22,7 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --sandbox-cap-usd N    monthly spend cap of sandbox accounts in USD (default 5)
   --max-body-bytes N     largest request body (default 1048576)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
+  --threads N            CPU threads of each graph run (default: onnxruntime's, one per core)
   --metrics-key K        GET /metrics then needs "Authorization: Bearer K" (default: open)
   --log-level L          JSON logs on stdout: debug, info (default), warn, error, silent
   --store S              file (default), memory, or a redis:// URL
@@ -50,6 +51,7 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'sandbox-cap-usd': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'kv-cache-mb': { type: 'string' },
+    threads: { type: 'string' },
     'metrics-key': { type: 'string' },
     'log-level': { type: 'string' },
     'responses-per-account': { type: 'string' },
@@ -87,6 +89,8 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (maxBody !== undefined) o.maxBodyBytes = maxBody;
   const kvMb = intFlag('serve', 'kv-cache-mb', values['kv-cache-mb'], 0);
   if (kvMb !== undefined) o.kvCacheMb = kvMb;
+  const threads = intFlag('serve', 'threads', values.threads, 1);
+  if (threads !== undefined) o.threads = threads;
   if (values['metrics-key'] !== undefined) {
     if (!values['metrics-key'].trim()) throw new UsageError('serve: --metrics-key must not be empty');
     o.metricsKey = values['metrics-key'];

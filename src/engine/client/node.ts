@@ -17,6 +17,8 @@ export interface NodeEngine extends Required<EngineApi> {
 export interface NodeEngineOptions {
   device?: Device;
   kvCacheMb?: number;
+  /** CPU threads of each graph run (default: onnxruntime's, one per core). */
+  threads?: number;
   hubCacheDir?: string;
   /** Milliseconds one grammar may take to compile (default: GRAMMAR_LIMITS.compileMs). */
   grammarCompileMs?: number;
@@ -46,7 +48,7 @@ export function startNodeEngine(opts: NodeEngineOptions = {}): NodeEngine {
 
   function spawn() {
     const script = workerScript(opts.workerFile ?? workerFile('node', import.meta.url));
-    const workerData = { device, kvCacheMb: opts.kvCacheMb, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs };
+    const workerData = { device, kvCacheMb: opts.kvCacheMb, threads: opts.threads, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs };
     const worker = new Worker(script.entry, { workerData, eval: script.eval });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
     worker.unref();

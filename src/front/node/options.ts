@@ -22,6 +22,8 @@ export interface ServeOptions {
   maxBodyBytes?: number; // default 1 MiB
   /** Memory for each model's prefix cache in MiB (default 256; 0 turns it off). */
   kvCacheMb?: number;
+  /** CPU threads of each graph run (onnxruntime's intra-op threads; default one per core). */
+  threads?: number;
   /** "file" (default), "memory", or a redis:// URL. */
   store?: string;
   /** Stored responses (/v1/responses) kept per account and for how long (default 1000, 30 days). */

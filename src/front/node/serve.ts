@@ -78,6 +78,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const local = startNodeEngine({
     device: opts.device,
     kvCacheMb: opts.kvCacheMb,
+    threads: opts.threads,
     hubCacheDir: hubCacheDir(),
     // The engine restarts by itself; why it stopped goes in the log.
     onCrash: (cause, code) => logger.error({ exit_code: code, cause: cause?.stack ?? cause?.message ?? 'none reported' }, 'engine worker stopped; restarting it and loading its models again'),
