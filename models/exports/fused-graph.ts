@@ -20,6 +20,8 @@ export interface FusedVariant {
    * with float16 activations, KV and logits (`-p int4 -e webgpu` or `-e cuda`).
    */
   weights?: 'fp32' | 'q4' | 'q4f16';
+  /** MatMulNBits' accuracy_level (default 4, the builder's; 0 computes in float, as onnxruntime-web's WASM does anyway). */
+  accuracyLevel?: number;
   /** lm_head the embedding transposed (Llama 3.2; the default), or a weight of its own (Llama 3, the bench model). */
   tiedEmbeddings?: boolean;
 }
@@ -73,7 +75,7 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
     const name = `${base.slice(1).replaceAll('/', '.')}.weight`;
     const b = g.raw(`${name}_Q4`, [N, blocks, FUSED_Q4_BLOCK / 2], TensorType.UINT8, packed);
     const s = floats(`${name}_scales`, [N, blocks], scales);
-    return g.contrib('MatMulNBits', [x, b, s], { K, N, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: ACCURACY_LEVEL }, out ?? `${base}NBits/output_0`);
+    return g.contrib('MatMulNBits', [x, b, s], { K, N, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: variant.accuracyLevel ?? ACCURACY_LEVEL }, out ?? `${base}NBits/output_0`);
   };
 
   const inputIds = g.input('input_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
@@ -107,7 +109,7 @@ export function fusedLlamaGraph(w: LlamaWeights, variant: FusedVariant = {}): Gr
     const s = floats('lm_head.MatMul.weight_scales', [V, blocks], scales);
     const flat = g.node('Reshape', [b, g.ints(`/model/constants/INT64/[${V}, ${H / 2}]`, [V, H / 2])], {}, '/model/embed_tokens/Reshape/output_0');
     embedded = g.contrib('GatherBlockQuantized', [flat, inputIds, s], { bits: 4, block_size: FUSED_Q4_BLOCK, gather_axis: 0, quantize_axis: 1 }, '/model/embed_tokens/GatherBlockQuantized/output_0');
-    lmHead = (x) => g.contrib('MatMulNBits', [x, b, s], { K: H, N: V, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: ACCURACY_LEVEL }, 'logits');
+    lmHead = (x) => g.contrib('MatMulNBits', [x, b, s], { K: H, N: V, bits: 4, block_size: FUSED_Q4_BLOCK, accuracy_level: variant.accuracyLevel ?? ACCURACY_LEVEL }, 'logits');
   }
 
   const { cos, sin } = rotaryCaches(w);

@@ -4,7 +4,10 @@
 // Node's engine: it pads these graphs' batches on the right too.
 //
 // - Greedy tokens of prompts of different lengths alone are Node's (onnxruntime-node, CPU, no
-//   prefix cache), which are transformers.js's (test/engine/fused-batching.test.ts).
+//   prefix cache), which are transformers.js's (test/engine/fused-batching.test.ts). For the
+//   int4 forms Node runs a twin of the file with accuracy_level 0: onnxruntime-node computes
+//   MatMulNBits at accuracy_level 4 in int8 on x86, onnxruntime-web's WASM in float, and this
+//   fixture's next-token candidates are close enough for int8's error to reorder them.
 // - 4 concurrent requests of different lengths, decoded together, each get those tokens.
 // - A prompt whose prefix the cache holds (a shared system message) gets the tokens the same
 //   prompt gets alone on the same provider: on a second instance of the model, whose cache is
@@ -18,9 +21,14 @@
 // takes about 40 s on SwiftShader, fp32's 2 s); not q4f16 (SwiftShader has no shader-f16); and
 // not batches of rows of different lengths: onnxruntime-web's WebGPU GroupQueryAttention gets
 // those wrong (pinned down by the last test).
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportFixtureWeights } from '../../models/exports/fixtures.js';
+import { fusedLlamaGraph } from '../../models/exports/fused-graph.js';
+import { exportSeed } from '../../models/fixtures.js';
 import { GraphBuilder } from '../../models/onnx/graph.js';
 import { TensorType } from '../../models/onnx/proto.js';
 import { nodeBackend } from '../../src/backends/node.js';
@@ -67,9 +75,10 @@ let headerOnly = 0;
 beforeAll(async () => {
   if (!CHROMIUM) return;
   const dir = join(await exportFixtures(), NAME);
+  const twin = floatComputeTwin(dir);
   const engine = createEngine(nodeBackend('cpu'), { kvCacheMb: 0 });
   try {
-    await engine.load(DTYPES.map((d) => entry(`svc/fused-${d}`, d, dir, 'cpu')));
+    await engine.load(DTYPES.map((d) => entry(`svc/fused-${d}`, d, d === 'fp32' ? dir : twin, 'cpu')));
     for (let i = 0; i < 600 && (await engine.models()).some((m) => m.status === 'starting'); i++) await new Promise((r) => setTimeout(r, 50));
     let n = 0;
     for (const d of DTYPES) {
@@ -89,7 +98,23 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  if (twinRoot) rmSync(twinRoot, { recursive: true, force: true });
 });
+
+let twinRoot: string | undefined;
+
+/** The fixture folder with its int4 files written again at accuracy_level 0 (float compute), the same weights. */
+function floatComputeTwin(dir: string): string {
+  twinRoot = mkdtempSync(join(tmpdir(), 'hearth-fused-float-'));
+  const twin = join(twinRoot, NAME);
+  mkdirSync(join(twin, 'onnx'), { recursive: true });
+  for (const f of readdirSync(dir)) if (f.endsWith('.json')) copyFileSync(join(dir, f), join(twin, f));
+  const w = exportFixtureWeights(NAME, exportSeed(NAME));
+  for (const weights of ['q4', 'q4f16'] as const) {
+    writeFileSync(join(twin, 'onnx', `model_${weights}.onnx`), fusedLlamaGraph(w, { weights, accuracyLevel: 0 }).toBytes());
+  }
+  return twin;
+}
 
 for (const device of ['wasm', 'webgpu'] as const) {
   const { dtypes, prompts, tokens } = PLAN[device];
