@@ -109,7 +109,8 @@ export async function serveFromApp(dir: string, env: NodeJS.ProcessEnv): Promise
   const keys = await run('npx', ['--no', '--', 'hearth', 'keys', 'create', '--data-dir', dataDir], { cwd: dir, env });
   if (keys.code !== 0) throw new Error(`hearth keys create failed:\n${keys.stderr}`);
   const key = keys.stdout.trim().split('\n').pop()!;
-  const proc = spawn('npx', ['--no', '--', 'hearth', 'serve', '--port', '0', '--data-dir', dataDir], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process group of its own: npx runs the bin as its child and, sent SIGTERM, exits without it.
+  const proc = spawn('npx', ['--no', '--', 'hearth', 'serve', '--port', '0', '--data-dir', dataDir], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   proc.stdout.on('data', (d: Buffer) => (out += d));
   proc.stderr.on('data', (d: Buffer) => (out += d));
@@ -132,7 +133,7 @@ export async function serveFromApp(dir: string, env: NodeJS.ProcessEnv): Promise
       new Promise((resolve) => {
         if (proc.exitCode !== null) return resolve(proc.exitCode);
         proc.once('exit', (code) => resolve(code));
-        proc.kill('SIGTERM');
+        process.kill(-proc.pid!, 'SIGTERM');
       }),
   };
 }
