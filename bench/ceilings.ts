@@ -146,3 +146,45 @@ export async function measureFormCeilings(modelPath: string, shortPast: number, 
     long_context_max_ratio: r2(t.graph_short_context_ms! / t.graph_long_context_ms!),
   };
 }
+
+/**
+ * One form's graph, kept open so that its runs can be timed between the engine's own rounds: on a
+ * shared machine a ceiling measured minutes apart from the engine differs by as much as the gap
+ * being measured. Each call returns the median ms of `runs` runs.
+ */
+export async function openGraphTimer(modelPath: string) {
+  const backend = nodeBackend('cpu');
+  const graph = (await backend.createSession(modelPath)) as ort.InferenceSession;
+  const timed = async (feeds: Record<string, ort.Tensor>, runs: number) => {
+    const ms: number[] = [];
+    await graph.run(feeds); // a warm-up for this shape
+    for (let i = 0; i < runs; i++) {
+      const t0 = performance.now();
+      await graph.run(feeds);
+      ms.push(performance.now() - t0);
+    }
+    return Math.round(median(ms) * 100) / 100;
+  };
+  return {
+    /** A decode step of `batch` rows after `past` cached tokens, all outputs fetched. */
+    decode: (batch: number, past: number, runs: number) => timed(decodeFeeds(graph, backend.Tensor, batch, past), runs),
+    /** The prefill of `batch` prompts of `tokens` tokens each, in one run from an empty cache. */
+    prefill: (batch: number, tokens: number, runs: number) => timed(prefillFeeds(graph, backend.Tensor, batch, tokens), runs),
+    release: () => graph.release(),
+  };
+}
+
+/** A first run's feeds: `batch` prompts of `tokens` tokens, an empty past, from the session's own inputs. */
+function prefillFeeds(session: ort.InferenceSession, Tensor: typeof ort.Tensor, batch: number, tokens: number): Record<string, ort.Tensor> {
+  const { kvHeads, headDim } = BENCH_CONFIG;
+  const n = batch * tokens;
+  const feeds: Record<string, ort.Tensor> = {};
+  for (const name of session.inputNames) {
+    if (name === 'input_ids') feeds[name] = new Tensor('int64', new BigInt64Array(n).fill(5n), [batch, tokens]);
+    else if (name === 'attention_mask') feeds[name] = new Tensor('int64', new BigInt64Array(n).fill(1n), [batch, tokens]);
+    else if (name === 'position_ids') feeds[name] = new Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => BigInt(i % tokens)), [batch, tokens]);
+    else if (name.startsWith('past_key_values.')) feeds[name] = kvTensor(session, Tensor, name, [batch, kvHeads, 0, headDim]);
+    else throw new Error(`bench ceilings: unexpected input ${name}`);
+  }
+  return feeds;
+}

@@ -11,7 +11,7 @@ import { startNodeEngine } from '../src/engine/client/node.js';
 import type { SamplingParams } from '../src/engine/protocol.js';
 import { serve } from '../src/front/node/serve.js';
 import { modelsSettled } from '../src/runtime.js';
-import { measureCeilings, measureFormCeilings, type FormCeilings } from './ceilings.js';
+import { measureCeilings, measureFormCeilings, openGraphTimer, type FormCeilings } from './ceilings.js';
 import { barChart, stack } from './chart.js';
 import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
 import { hearthVsLlamaCpp, llamaCppTable, measureLlamaCpp } from './llama-cpp.js';
@@ -137,18 +137,21 @@ async function directEngine(dtype = 'fp32', folder = 'bench-chat') {
       const r = await engine.generate({ id: `l${n++}`, model: MODEL, prompt: { messages }, sampling }, () => void (first ||= performance.now()));
       return { rate: (r.completion_tokens - 1) / ((performance.now() - first) / 1000), promptTokens: r.prompt_tokens };
     },
+    /** Aggregate tokens/s of one round of 8 requests at once, and their mean prompt length. */
+    async concurrentRound(r: number): Promise<{ rate: number; promptTokens: number }> {
+      const t0 = performance.now();
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          engine.generate({ id: `c${r}-${i}-${n++}`, model: MODEL, prompt: { messages: [{ role: 'user', content: `Round ${r}, request ${i}: ${filler(r * 100 + i, 12)}` }] }, sampling }, () => undefined),
+        ),
+      );
+      const rate = results.reduce((k, x) => k + x.completion_tokens, 0) / ((performance.now() - t0) / 1000);
+      return { rate, promptTokens: Math.round(results.reduce((k, x) => k + x.prompt_tokens, 0) / results.length) };
+    },
     /** Aggregate tokens/s of 8 requests at once, median of REPEATS rounds. */
     async concurrent8(): Promise<number> {
       const rates: number[] = [];
-      for (let r = 0; r < REPEATS; r++) {
-        const t0 = performance.now();
-        const results = await Promise.all(
-          Array.from({ length: 8 }, (_, i) =>
-            engine.generate({ id: `c${r}-${i}-${n++}`, model: MODEL, prompt: { messages: [{ role: 'user', content: `Round ${r}, request ${i}: ${filler(r * 100 + i, 12)}` }] }, sampling }, () => undefined),
-          ),
-        );
-        rates.push(results.reduce((k, x) => k + x.completion_tokens, 0) / ((performance.now() - t0) / 1000));
-      }
+      for (let r = 0; r < REPEATS; r++) rates.push((await this.concurrentRound(r)).rate);
       return median(rates);
     },
     close: () => engine.terminate(),
@@ -185,11 +188,60 @@ export interface FormFigures {
   long_context_ratio: number;
   /** onnxruntime's ceilings for this form's graph (ceilings.ts): what no engine around it can beat. */
   ceiling: FormCeilings;
+  /** The engine against its graph timed between the engine's own rounds (medians of the rounds' ratios). */
+  interleaved: Interleaved;
 }
 
-async function formsEngineAlone(messages: { role: string; content: string }[]): Promise<Record<string, FormFigures>> {
+export interface Interleaved {
+  /** ms: the graph at batch 8 after the rounds' mean context, the 8 prompts' prefill in one run, batch 1 at the long context. */
+  graph_batch8_ms: number;
+  graph_prefill8_ms: number;
+  graph_long_context_ms: number;
+  /** 8 streams ÷ 8 tokens a batch-8 graph run (the issue's ceiling, timed beside each round). */
+  concurrency8_vs_graph: number;
+  /** 8 streams ÷ the same with the streams' own prompts prefilled: one run of the 8 prompts, then (tokens − 1) batch-8 steps. */
+  concurrency8_vs_graph_with_prompts: number;
+  /** Decode after the long prompt ÷ the graph's decode step at that context. */
+  long_context_decode_vs_graph: number;
+}
+
+/**
+ * The engine's 8-stream rounds and long-context decodes, each followed at once by the graph's own
+ * runs of the same shapes, so that both see the machine alike.
+ */
+async function interleavedWithGraph(direct: Awaited<ReturnType<typeof directEngine>>, modelPath: string) {
+  const graph = await openGraphTimer(modelPath);
+  // The engine's worker goes on for a moment after its requests end (its prefix cache, its
+  // garbage); graph runs timed at once measured 10-25% slower than a second later.
+  const settle = () => new Promise((res) => setTimeout(res, 1000));
+  const rounds: { rate: number; b8: number; pf: number }[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const { rate, promptTokens } = await direct.concurrentRound(100 + r);
+    await settle();
+    rounds.push({ rate, b8: await graph.decode(8, promptTokens + MAX_TOKENS / 2, 7), pf: await graph.prefill(8, promptTokens, 3) });
+  }
+  const longs: { rate: number; ms: number }[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const { rate, promptTokens } = await direct.decodeRate([{ role: 'user', content: filler(9560 + r, 560) }]);
+    await settle();
+    longs.push({ rate, ms: await graph.decode(1, promptTokens + MAX_TOKENS / 2, 5) });
+  }
+  await graph.release();
+  const withPrompts = (x: (typeof rounds)[number]) => (8 * MAX_TOKENS * 1000) / (x.pf + (MAX_TOKENS - 1) * x.b8);
+  const interleaved: Interleaved = {
+    graph_batch8_ms: median(rounds.map((x) => x.b8)),
+    graph_prefill8_ms: median(rounds.map((x) => x.pf)),
+    graph_long_context_ms: median(longs.map((x) => x.ms)),
+    concurrency8_vs_graph: round(median(rounds.map((x) => x.rate / (8000 / x.b8)))),
+    concurrency8_vs_graph_with_prompts: round(median(rounds.map((x) => x.rate / withPrompts(x)))),
+    long_context_decode_vs_graph: round(median(longs.map((x) => x.rate / (1000 / x.ms)))),
+  };
+  return interleaved;
+}
+
+async function formsEngineAlone(messages: { role: string; content: string }[], only?: string[]): Promise<Record<string, FormFigures>> {
   const out: Record<string, FormFigures> = {};
-  for (const f of FORMS) {
+  for (const f of FORMS.filter((x) => !only || only.includes(x.form))) {
     const direct = await directEngine(f.dtype, f.folder);
     const times: number[] = [];
     for (let i = 0; i <= REPEATS; i++) times.push(await direct.one(messages)); // the first is a warm-up
@@ -201,8 +253,9 @@ async function formsEngineAlone(messages: { role: string; content: string }[]): 
     };
     const short = await after(12);
     const long = await after(560);
-    await direct.close();
     const modelPath = join(FIXTURES_DIR, f.folder, 'onnx', f.file);
+    const interleaved = await interleavedWithGraph(direct, modelPath);
+    await direct.close();
     const ceiling = await measureFormCeilings(modelPath, short.promptTokens + MAX_TOKENS / 2, long.promptTokens + MAX_TOKENS / 2);
     out[f.form] = {
       folder: f.folder,
@@ -215,9 +268,10 @@ async function formsEngineAlone(messages: { role: string; content: string }[]): 
       long_prompt_tokens: long.promptTokens,
       long_context_ratio: round(long.rate / short.rate),
       ceiling,
+      interleaved,
     };
     const o = out[f.form];
-    log(`${f.form}: batch-1 ${o.batch1_tokens_per_s} tok/s, 8 concurrent ${o.concurrency8_tokens_per_s} tok/s, long context ${o.long_context_ratio}x (engine alone); graph alone ${ceiling.batch1_max_tokens_per_s}, ${ceiling.concurrency8_max_tokens_per_s}, ${ceiling.long_context_max_ratio}x`);
+    log(`${f.form}: batch-1 ${o.batch1_tokens_per_s} tok/s, 8 concurrent ${o.concurrency8_tokens_per_s} tok/s, long context ${o.long_context_ratio}x (engine alone); graph alone ${ceiling.batch1_max_tokens_per_s}, ${ceiling.concurrency8_max_tokens_per_s}, ${ceiling.long_context_max_ratio}x; interleaved ${JSON.stringify(interleaved)}`);
   }
   return out;
 }
@@ -226,6 +280,13 @@ async function main() {
   await writeFixtures({ preset: 'bench', ifMissing: true });
   // A bench-chat written before the q4 and fp16 files existed is written again.
   if (!existsSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', 'model_q4.onnx'))) await writeFixtures({ preset: 'bench' });
+  // BENCH_FORMS='fp32,genai q4' measures only those forms on the engine alone, into results-forms.json.
+  if (process.env.BENCH_FORMS) {
+    const forms = await formsEngineAlone([{ role: 'user', content: 'Overhead probe: tell me something.' }], process.env.BENCH_FORMS.split(','));
+    const out = { machine: { cpu: cpus()[0]?.model, cores: cpus().length, node: process.version }, date: new Date().toISOString(), settings: { max_tokens: MAX_TOKENS, repeats: REPEATS }, forms_engine_alone: forms };
+    writeFileSync(join(BENCH, 'results-forms.json'), `${JSON.stringify(out, null, 2)}\n`);
+    return;
+  }
   const weightBytes = statSync(join(FIXTURES_DIR, 'bench-chat', 'onnx', 'model.onnx')).size;
 
   let key = '';
