@@ -53,6 +53,8 @@ export interface ExportSpec {
   dims?: Partial<typeof DIMS>;
   /** Designed weights instead of random ones: a reasoning model's known reply (thinking.ts). */
   thinking?: ThinkingDesign;
+  /** Random weights of its own instead of randomExportWeights' (a model of realistic size: qwen-shaped.ts); `tokenizerIds`: the ids the tokenizer names. */
+  randomWeights?: (config: LlamaConfig, rng: Rng, tokenizerIds: number) => LlamaWeights;
 }
 
 // The templates as the checkpoints' tokenizer_config.json ship them.
@@ -361,6 +363,7 @@ function specTokenizer(spec: ExportSpec): { json: string; config: string; vocab:
 function randomExportWeights(spec: ExportSpec, tok: { json: string; vocab: number }, seed: number): LlamaWeights {
   const c: LlamaConfig = { ...DIMS, ...spec.dims, vocabSize: spec.vocabSize ?? tok.vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
   if (spec.thinking) return thinkingWeights(c, JSON.parse(tok.json), new Rng(seed), spec.thinking);
+  if (spec.randomWeights) return spec.randomWeights(c, new Rng(seed), tok.vocab);
   // Larger than an initialisation's 0.02, so that the layers mix positions and greedy text varies.
   // The embeddings are scaled down for the same reason (they also serve as lm_head).
   const w = randomLlama(c, new Rng(seed), 0.4);
@@ -375,7 +378,11 @@ export function exportFixtureWeights(name: string, seed: number): LlamaWeights {
 }
 
 export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
-  const spec = EXPORT_SPECS[name]!;
+  return specFixtureFiles(EXPORT_SPECS[name]!, seed);
+}
+
+/** The files of a fixture written from `spec` (one of EXPORT_SPECS, or one kept apart from the test presets). */
+export function specFixtureFiles(spec: ExportSpec, seed: number): FixtureFiles {
   const tok = specTokenizer(spec);
   const w = randomExportWeights(spec, tok, seed);
   const c = w.config;

@@ -17,15 +17,17 @@ export const CUDA_INSTALL_HINT =
 
 /** onnxruntime-node: CPU always (and its bundled WebGPU); CUDA when its provider library was installed. */
 /** `threads`: onnxruntime's intra-op threads for each run (default: its own, one per core). */
-export function nodeBackend(device: Device = 'cpu', opts: { threads?: number } = {}): Backend {
+/** `kvOnDevice: false`: on WebGPU, the KV cache goes through the host at every step (for measuring what keeping it there saves). */
+export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kvOnDevice?: boolean } = {}): Backend {
   if (device === 'wasm') {
     throw new EngineError('invalid_value', 'device "wasm" is for browsers; in Node use cpu, cuda or webgpu', 'device');
   }
   // On WebGPU the KV cache stays in GPU buffers (CUDA's binding has no device outputs).
+  const resident = device === 'webgpu' && opts.kvOnDevice !== false;
   const onDevice = (outputs: string[]) =>
-    device === 'webgpu' && outputs.length ? { preferredOutputLocation: Object.fromEntries(outputs.map((n) => [n, 'gpu-buffer' as const])) } : {};
+    resident && outputs.length ? { preferredOutputLocation: Object.fromEntries(outputs.map((n) => [n, 'gpu-buffer' as const])) } : {};
   const copier =
-    device === 'webgpu'
+    resident
       ? new GraphKvCopier(ort.Tensor, async (graph: Uint8Array, outputs: string[], target: CopyTarget) =>
           feedHalvesAsUint16(await ort.InferenceSession.create(graph, { executionProviders: ['webgpu'], ...onDevice(target === 'gpu-buffer' ? outputs : []) })) as unknown as InferenceSession,
         )
