@@ -14,6 +14,7 @@ import type { Hold, Principal } from '../access/types.js';
 import type { EngineApi, ModelState, PromptInput, SamplingParams } from '../engine/protocol.js';
 import type { Runtime } from '../types.js';
 import type { GenerationSet, Usage } from './generation.js';
+import type { SseProgress } from './sse.js';
 
 type Price = { input_per_1m: number; output_per_1m: number };
 
@@ -63,8 +64,8 @@ export interface GenerationCharge {
   settle(u: Usage | null, beforeReply?: boolean): Promise<void>;
   /** Lowers the hold as the engine reports each prompt's real length. */
   watch(set: GenerationSet): void;
-  /** A stream: tells the hold what has gone out as it goes, so a crash still charges it. */
-  streaming(set: GenerationSet): void;
+  /** A stream: what tells the hold what has gone out as it goes, so a crash still charges it. */
+  streaming(set: GenerationSet): SseProgress<Usage> | undefined;
 }
 
 /** Holds the most the generations can cost before any of them reaches the engine. */
@@ -89,7 +90,16 @@ export async function reserveGeneration(
       };
     },
     streaming(set) {
-      if (hold.delivered) set.onProgress = () => hold.delivered!(usageRecord(runtime, model.id, set.usage()));
+      const delivered = hold.delivered?.bind(hold);
+      let told = 0; // each figure once, from the first token (a role chunk alone delivers nothing)
+      return delivered && {
+        mark: () => set.deliveredUsage(),
+        sent(u) {
+          if (u.completion_tokens <= told) return;
+          told = u.completion_tokens;
+          delivered(usageRecord(runtime, model.id, u));
+        },
+      };
     },
   };
 }

@@ -33,8 +33,8 @@ export class GenerationSet {
   readonly startedAt = Date.now();
   /** Told each prompt's token count as the engine reports it (with its first token). */
   onPromptTokens?: (prompt: number, tokens: number) => void;
-  /** Told after every token event, once it is on its way to the responder (usage() includes it). */
-  onProgress?: () => void;
+  /** Completion tokens a responder has taken from `sent()` per generation (what its events say, and a crash record carries). */
+  readonly delivered: number[];
   #settled: boolean[];
   #pending: number;
   #cancelled = false;
@@ -52,6 +52,7 @@ export class GenerationSet {
     const count = prompts.length * n;
     this.ids = Array.from({ length: count }, () => randomId('gen_'));
     this.produced = new Array<number>(count).fill(0);
+    this.delivered = new Array<number>(count).fill(0);
     this.promptSeen = Array.from({ length: count }, () => ({ prompt_tokens: 0, cached_tokens: 0 }));
     this.results = new Array<GenerateResult | undefined>(count).fill(undefined);
     this.#settled = new Array<boolean>(count).fill(false);
@@ -93,7 +94,6 @@ export class GenerationSet {
           this.onPromptTokens?.(this.promptOf(g), ev.prompt_tokens);
         }
         this.events.push({ kind: 'token', gen: g, ev });
-        this.onProgress?.();
       };
       const run = this.#cancelled
         ? Promise.reject(cancelledError())
@@ -142,6 +142,23 @@ export class GenerationSet {
     this.ids.forEach((id, g) => {
       if (!this.#settled[g]) void Promise.resolve().then(() => this.engine.cancel(id)).catch(() => {});
     });
+  }
+
+  /**
+   * The events as a streaming responder sends them: a token event counts as delivered when it is
+   * handed over, so the event built from it can say so, and a crash record (SseProgress: read as
+   * that event is queued, kept once the transport takes it) never counts tokens still queued here.
+   */
+  async *sent(): AsyncGenerator<GenEvent> {
+    for await (const e of this.events) {
+      if (e.kind === 'token') this.delivered[e.gen]! += e.ev.token_ids.length;
+      yield e;
+    }
+  }
+
+  /** usage() with the completion tokens a streaming responder has taken (sent()). */
+  deliveredUsage(): Usage {
+    return { ...this.usage(), completion_tokens: this.delivered.reduce((a, b) => a + b, 0) };
   }
 
   /** Waits for every generation; throws the first failure. */

@@ -15,6 +15,14 @@ export interface SseOptions {
   headers?: Record<string, string>;
   /** Responses-style: each event named by its `type`, no [DONE]; `failed` makes the last event of a stream that failed. */
   named?: { failed: (err: unknown) => { type: string } };
+  /** What the stream has delivered: `mark()` is read as each event is queued, and `sent(mark)`
+   * hears it once the transport has taken that event (a crash record counts no more). */
+  progress?: SseProgress;
+}
+
+export interface SseProgress<M = unknown> {
+  mark: () => M;
+  sent: (mark: M) => void;
 }
 
 export type SseSend = (data: unknown) => void;
@@ -29,51 +37,77 @@ const encoder = new TextEncoder();
 const frame = (payload: string) => encoder.encode(`data: ${payload}\n\n`);
 const namedFrame = (data: { type: string }) => encoder.encode(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
 
-/** Runs `produce`, sending each object it passes to `send` as soon as it is passed. */
+/**
+ * Runs `produce`, sending each object it passes to `send` as soon as the transport reads. The
+ * events wait in a queue of their own and are handed out one a read, so that `progress` hears of
+ * an event when the transport has taken it, not when it was made.
+ */
 export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: SseOptions = {}): Response {
-  let closed = false;
+  let closed = false; // nothing more is queued
+  let cancelled = false;
   let closeNotified = false;
   const notifyClose = () => {
     if (closeNotified) return;
     closeNotified = true;
     opts.onClose?.();
   };
+  const queue: { bytes: Uint8Array; mark?: unknown; marked: boolean }[] = [];
+  let wake: (() => void) | undefined;
+  const queued = (bytes: Uint8Array, marked = true) => {
+    queue.push({ bytes, marked: marked && !!opts.progress, ...(marked && opts.progress ? { mark: opts.progress.mark() } : {}) });
+    wake?.();
+  };
+  const send: SseSend = (data) => {
+    if (closed) return;
+    queued(opts.named ? namedFrame(data as { type: string }) : frame(JSON.stringify(data)));
+  };
+  const finish = (last?: Uint8Array) => {
+    if (closed) return;
+    if (last) queued(last, false);
+    closed = true;
+    wake?.();
+  };
 
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const send: SseSend = (data) => {
-        if (closed) return;
-        controller.enqueue(opts.named ? namedFrame(data as { type: string }) : frame(JSON.stringify(data)));
-      };
-      const finish = (last?: Uint8Array) => {
-        if (closed) return;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start() {
+        // Not awaited: start() must return so the first events can be read while we produce.
+        void produce(send).then(
+          () => {
+            finish(opts.named ? undefined : frame('[DONE]'));
+            notifyClose();
+          },
+          (err: unknown) => {
+            if (opts.named) {
+              finish(closed ? undefined : namedFrame(opts.named.failed(err)));
+            } else {
+              const m = mapError(err, opts.requestId);
+              finish(m ? frame(JSON.stringify(m.body)) : undefined);
+            }
+            notifyClose();
+          },
+        );
+      },
+      async pull(controller) {
+        while (!queue.length && !closed && !cancelled) await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        const next = queue.shift();
+        if (next) {
+          controller.enqueue(next.bytes);
+          if (next.marked) opts.progress!.sent(next.mark);
+        } else if (!cancelled) controller.close();
+      },
+      cancel() {
         closed = true;
-        if (last) controller.enqueue(last);
-        controller.close();
-      };
-      // Not awaited: start() must return so the first chunks can be read while we produce.
-      void produce(send).then(
-        () => {
-          finish(opts.named ? undefined : frame('[DONE]'));
-          notifyClose();
-        },
-        (err: unknown) => {
-          if (opts.named) {
-            finish(closed ? undefined : namedFrame(opts.named.failed(err)));
-          } else {
-            const m = mapError(err, opts.requestId);
-            finish(m ? frame(JSON.stringify(m.body)) : undefined);
-          }
-          notifyClose();
-        },
-      );
+        cancelled = true;
+        queue.length = 0;
+        wake?.();
+        opts.onCancel?.();
+        notifyClose();
+      },
     },
-    cancel() {
-      closed = true;
-      opts.onCancel?.();
-      notifyClose();
-    },
-  });
+    { highWaterMark: 0 },
+  );
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...(opts.headers ?? {}) } });
 }
 

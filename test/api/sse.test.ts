@@ -14,6 +14,36 @@ describe('SSE writing', () => {
     expect(await res.text()).toBe('data: {"a":1}\n\ndata: {"b":"two\\nlines"}\n\ndata: [DONE]\n\n');
   });
 
+  test('tells progress of an event only once the transport has read it, with the mark taken as it was queued', async () => {
+    const heard: number[] = [];
+    let count = 0;
+    let produced!: () => void;
+    const done = new Promise<void>((resolve) => (produced = resolve));
+    const res = sseResponse(
+      async (send) => {
+        for (let i = 1; i <= 3; i++) {
+          count = i;
+          send({ i });
+        }
+        count = 99; // after the last event: no mark may carry it
+        produced();
+      },
+      { progress: { mark: () => count, sent: (m) => heard.push(m as number) } },
+    );
+    await done;
+    expect(heard).toEqual([]); // all three made and queued, none read
+    const reader = res.body!.getReader();
+    const decode = async () => new TextDecoder().decode((await reader.read()).value);
+    expect(await decode()).toBe('data: {"i":1}\n\n');
+    expect(heard).toEqual([1]);
+    await decode();
+    await decode();
+    expect(heard).toEqual([1, 2, 3]);
+    expect(await decode()).toBe('data: [DONE]\n\n');
+    expect((await reader.read()).done).toBe(true);
+    expect(heard).toEqual([1, 2, 3]);
+  });
+
   test('sends a failure after the headers as an error event without [DONE] and hides internals', async () => {
     const res = sseResponse(async (send) => {
       send({ n: 1 });

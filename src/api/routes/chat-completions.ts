@@ -48,7 +48,7 @@ export function chatCompletions(deps: RouteDeps) {
       return jsonResponse(body);
     }
 
-    await startStream(set, charge);
+    const delivery = await startStream(set, charge);
 
     const base = {
       id,
@@ -77,7 +77,7 @@ export function chatCompletions(deps: RouteDeps) {
           for (let i = 0; i < set.count; i++) {
             send(chunk([{ index: i, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]));
           }
-          for await (const e of set.events) {
+          for await (const e of set.sent()) {
             if (e.kind === 'error') throw e.error;
             if (e.kind === 'token') {
               if (e.ev.text === '' && !e.ev.logprobs?.length) continue;
@@ -97,7 +97,7 @@ export function chatCompletions(deps: RouteDeps) {
           }
           if (call.includeUsage) send({ ...base, choices: [], usage: withReasoningTokens(finishUsage(set.usage()), set.results) });
         }),
-      { onCancel: () => set.cancel(), requestId: c.get('requestId') },
+      { ...delivery, onCancel: () => set.cancel(), requestId: c.get('requestId') },
     );
   };
 }

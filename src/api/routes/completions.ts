@@ -51,7 +51,7 @@ export function completions(deps: RouteDeps) {
       return jsonResponse(body);
     }
 
-    await startStream(set, charge);
+    const delivery = await startStream(set, charge);
 
     const base = {
       id,
@@ -75,7 +75,7 @@ export function completions(deps: RouteDeps) {
               send(chunk({ index: g, text, logprobs: null, finish_reason: null as unknown as CompletionChoice['finish_reason'] }));
             }
           }
-          for await (const e of set.events) {
+          for await (const e of set.sent()) {
             if (e.kind === 'error') throw e.error;
             if (e.kind === 'token') {
               if (e.ev.text === '' && !e.ev.logprobs?.length) continue;
@@ -92,7 +92,7 @@ export function completions(deps: RouteDeps) {
           }
           if (call.includeUsage) send({ ...base, choices: [], usage: finishUsage(set.usage()) });
         }),
-      { onCancel: () => set.cancel(), requestId: c.get('requestId') },
+      { ...delivery, onCancel: () => set.cancel(), requestId: c.get('requestId') },
     );
   };
 }

@@ -72,7 +72,7 @@ export function generate(deps: RouteDeps) {
       return jsonResponse(finalBody(set, call, id, results));
     }
 
-    await startStream(set, charge);
+    const delivery = await startStream(set, charge);
 
     // Each event repeats the whole object so far (cumulative text), as SGLang streams.
     return sseResponse(
@@ -80,7 +80,7 @@ export function generate(deps: RouteDeps) {
         streamThenSettle(set, charge, async () => {
         const text = new Array<string>(set.count).fill('');
         const lps = Array.from({ length: set.count }, () => [] as NonNullable<GenerateResult['logprobs']>);
-          for await (const e of set.events) {
+          for await (const e of set.sent()) {
             if (e.kind === 'error') throw e.error;
             if (e.kind === 'done') continue;
             text[e.gen] += e.ev.text;
@@ -88,7 +88,7 @@ export function generate(deps: RouteDeps) {
             const meta: Record<string, unknown> = {
               id,
               model: model.id,
-              completion_tokens: set.produced.reduce((a, b) => a + b, 0),
+              completion_tokens: set.delivered.reduce((a, b) => a + b, 0),
               finish_reason: null,
             };
             if (call.returnLogprob) {
@@ -98,7 +98,7 @@ export function generate(deps: RouteDeps) {
           }
           send(finalBody(set, call, id, set.results as GenerateResult[]));
         }),
-      { onCancel: () => set.cancel(), requestId: c.get('requestId') },
+      { ...delivery, onCancel: () => set.cancel(), requestId: c.get('requestId') },
     );
   };
 }

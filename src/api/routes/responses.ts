@@ -54,7 +54,7 @@ export function responses(deps: RouteDeps) {
       return jsonResponse(final);
     }
 
-    await startStream(set, charge);
+    const delivery = await startStream(set, charge);
     let events: ResponseEvents | undefined;
     return sseResponse(
       (send) =>
@@ -65,7 +65,7 @@ export function responses(deps: RouteDeps) {
           let reply: StreamedReply | undefined;
           const replyFor = (start: ThinkingStart | undefined) => (reply ??= new StreamedReply(call.tools, thinking(start)));
           let streamed = '';
-          for await (const e of set.events) {
+          for await (const e of set.sent()) {
             if (e.kind === 'error') throw e.error;
             if (e.kind === 'token') {
               streamed += e.ev.text;
@@ -82,6 +82,7 @@ export function responses(deps: RouteDeps) {
           }
         }),
       {
+        ...delivery,
         onCancel: () => set.cancel(),
         requestId: c.get('requestId'),
         named: {

@@ -3,6 +3,7 @@ import type { CompletionUsage } from 'openai/resources/completions';
 import type { GenerateResult } from '../../engine/protocol.js';
 import type { GenerationCharge } from '../charge.js';
 import { type GenerationSet, type Usage } from '../generation.js';
+import type { SseProgress } from '../sse.js';
 
 export const SYSTEM_FINGERPRINT = 'fp_hearth';
 
@@ -55,14 +56,15 @@ export async function streamThenSettle(set: GenerationSet, charge: GenerationCha
   }
 }
 
-/** Waits for a stream's first sign of life; an early failure frees the hold. From here on
- * the hold records what the stream delivers, so a crash of this process still charges it. */
-export async function startStream(set: GenerationSet, charge: GenerationCharge): Promise<void> {
-  charge.streaming(set);
+/** Waits for a stream's first sign of life; an early failure frees the hold. The stream's SSE
+ * then records what it delivers in the hold (`progress`), so a crash of this process still charges it. */
+export async function startStream(set: GenerationSet, charge: GenerationCharge): Promise<{ progress?: SseProgress }> {
+  const progress = charge.streaming(set) as SseProgress | undefined;
   try {
     await set.started();
   } catch (err) {
     await charge.settle(null);
     throw err;
   }
+  return progress ? { progress } : {};
 }
