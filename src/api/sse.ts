@@ -38,40 +38,35 @@ const frame = (payload: string) => encoder.encode(`data: ${payload}\n\n`);
 const namedFrame = (data: { type: string }) => encoder.encode(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
 
 /**
- * Runs `produce`, sending each object it passes to `send` as soon as the transport reads. The
- * events wait in a queue of their own and are handed out one a read, so that `progress` hears of
- * an event when the transport has taken it, not when it was made.
+ * Runs `produce`, sending each object it passes to `send` as soon as it is passed. The stream
+ * pulls when its queue is empty, that is when the transport has taken every event queued: then
+ * `progress` hears the mark of the last one.
  */
 export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: SseOptions = {}): Response {
-  let closed = false; // nothing more is queued
-  let cancelled = false;
+  let closed = false;
   let closeNotified = false;
   const notifyClose = () => {
     if (closeNotified) return;
     closeNotified = true;
     opts.onClose?.();
   };
-  const queue: { bytes: Uint8Array; mark?: unknown; marked: boolean }[] = [];
-  let wake: (() => void) | undefined;
-  const queued = (bytes: Uint8Array, marked = true) => {
-    queue.push({ bytes, marked: marked && !!opts.progress, ...(marked && opts.progress ? { mark: opts.progress.mark() } : {}) });
-    wake?.();
-  };
-  const send: SseSend = (data) => {
-    if (closed) return;
-    queued(opts.named ? namedFrame(data as { type: string }) : frame(JSON.stringify(data)));
-  };
-  const finish = (last?: Uint8Array) => {
-    if (closed) return;
-    if (last) queued(last, false);
-    closed = true;
-    wake?.();
-  };
+  let mark: { value: unknown } | undefined; // the last queued event's, until it is taken
 
   const body = new ReadableStream<Uint8Array>(
     {
-      start() {
-        // Not awaited: start() must return so the first events can be read while we produce.
+      start(controller) {
+        const send: SseSend = (data) => {
+          if (closed) return;
+          if (opts.progress) mark = { value: opts.progress.mark() };
+          controller.enqueue(opts.named ? namedFrame(data as { type: string }) : frame(JSON.stringify(data)));
+        };
+        const finish = (last?: Uint8Array) => {
+          if (closed) return;
+          closed = true;
+          if (last) controller.enqueue(last);
+          controller.close();
+        };
+        // Not awaited: start() must return so the first chunks can be read while we produce.
         void produce(send).then(
           () => {
             finish(opts.named ? undefined : frame('[DONE]'));
@@ -88,20 +83,14 @@ export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: Sse
           },
         );
       },
-      async pull(controller) {
-        while (!queue.length && !closed && !cancelled) await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-        const next = queue.shift();
-        if (next) {
-          controller.enqueue(next.bytes);
-          if (next.marked) opts.progress!.sent(next.mark);
-        } else if (!cancelled) controller.close();
+      pull() {
+        if (!mark) return;
+        const { value } = mark;
+        mark = undefined;
+        opts.progress!.sent(value);
       },
       cancel() {
         closed = true;
-        cancelled = true;
-        queue.length = 0;
-        wake?.();
         opts.onCancel?.();
         notifyClose();
       },

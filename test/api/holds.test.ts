@@ -50,10 +50,11 @@ describe('holds on the spending cap', () => {
 
   it('tells the hold what a stream has delivered as it goes, and nothing for a reply sent whole', async () => {
     const { access, engine, post } = setup();
-    engine.script = () => ({ tokens: ['a', 'b', 'c'] });
+    engine.script = () => ({ tokens: ['a', 'b', 'c'], delayMs: 20 });
     await (await post('/v1/chat/completions', { ...chat, stream: true })).text();
     await post('/v1/chat/completions', chat);
     await eventually(() => access.holds.length === 2 && access.holds.every((h) => h.settled));
+    // Each token 20 ms apart: the reader takes each event before the next is made, and the hold hears of each.
     expect(access.holds[0]!.delivered.map((u) => u.completion_tokens)).toEqual([1, 2, 3]);
     expect(access.holds[0]!.delivered.at(-1)).toMatchObject({ model: 'svc/tiny-chat', prompt_tokens: 6, completion_tokens: 3 });
     expect(access.holds[0]!.delivered.at(-1)!.cost_usd).toBeCloseTo(usd(6, 3), 15);

@@ -14,34 +14,36 @@ describe('SSE writing', () => {
     expect(await res.text()).toBe('data: {"a":1}\n\ndata: {"b":"two\\nlines"}\n\ndata: [DONE]\n\n');
   });
 
-  test('tells progress of an event only once the transport has read it, with the mark taken as it was queued', async () => {
+  test('tells progress the mark of the last event queued once the transport has taken them all, not before', async () => {
     const heard: number[] = [];
     let count = 0;
-    let produced!: () => void;
-    const done = new Promise<void>((resolve) => (produced = resolve));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
     const res = sseResponse(
       async (send) => {
-        for (let i = 1; i <= 3; i++) {
+        for (const i of [1, 2]) {
           count = i;
           send({ i });
         }
-        count = 99; // after the last event: no mark may carry it
-        produced();
+        await gate;
+        count = 3;
+        send({ i: 3 });
       },
       { progress: { mark: () => count, sent: (m) => heard.push(m as number) } },
     );
-    await done;
-    expect(heard).toEqual([]); // all three made and queued, none read
     const reader = res.body!.getReader();
-    const decode = async () => new TextDecoder().decode((await reader.read()).value);
+    const decode = async (read = reader.read()) => new TextDecoder().decode((await read).value);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(heard).toEqual([]); // two events queued, none taken
     expect(await decode()).toBe('data: {"i":1}\n\n');
-    expect(heard).toEqual([1]);
-    await decode();
-    await decode();
-    expect(heard).toEqual([1, 2, 3]);
+    expect(heard).toEqual([]); // the second still queued
+    expect(await decode()).toBe('data: {"i":2}\n\n');
+    const third = reader.read(); // the transport comes back: both taken
+    expect(heard).toEqual([2]);
+    open();
+    expect(await decode(third)).toBe('data: {"i":3}\n\n');
     expect(await decode()).toBe('data: [DONE]\n\n');
     expect((await reader.read()).done).toBe(true);
-    expect(heard).toEqual([1, 2, 3]);
   });
 
   test('sends a failure after the headers as an error event without [DONE] and hides internals', async () => {
