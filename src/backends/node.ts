@@ -15,9 +15,11 @@ import type { Backend, InferenceSession } from './types.js';
 export const CUDA_INSTALL_HINT =
   'Install it with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (needs CUDA 12 and cuDNN 9), or use --device cpu.';
 
-/** onnxruntime-node: CPU always (and its bundled WebGPU); CUDA when its provider library was installed. */
-/** `threads`: onnxruntime's intra-op threads for each run (default: its own, one per core). */
-/** `kvOnDevice: false`: on WebGPU, the KV cache goes through the host at every step (for measuring what keeping it there saves). */
+/**
+ * onnxruntime-node: CPU always (and its bundled WebGPU); CUDA when its provider library was installed.
+ * `threads`: onnxruntime's intra-op threads for each run (default: its own, one per core).
+ * `kvOnDevice: false`: on WebGPU, the KV cache goes through the host at every step (for measuring what keeping it there saves).
+ */
 export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kvOnDevice?: boolean } = {}): Backend {
   if (device === 'wasm') {
     throw new EngineError('invalid_value', 'device "wasm" is for browsers; in Node use cpu, cuda or webgpu', 'device');
