@@ -8,7 +8,7 @@
 //   its outputs fetched (every export hands back the whole cache as present.*).
 import type * as ort from 'onnxruntime-node';
 import { BENCH_CONFIG, benchChat } from '../models/fixtures.js';
-import { GraphBuilder, TensorType } from '../models/onnx/graph.js';
+import { GraphBuilder, TensorType } from '../src/onnx/graph.js';
 import { nodeBackend } from '../src/backends/node.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

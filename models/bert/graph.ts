@@ -1,6 +1,6 @@
 // A BERT-style encoder as an ONNX graph: input_ids, attention_mask, token_type_ids in;
 // last_hidden_state [batch, seq, outputDim] out (the engine mean-pools and normalises).
-import { GraphBuilder, TensorType } from '../onnx/graph.js';
+import { GraphBuilder, TensorType } from '../../src/onnx/graph.js';
 import type { BertWeights } from './weights.js';
 
 export function buildBertGraph(w: BertWeights): Uint8Array {

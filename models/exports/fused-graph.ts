@@ -8,8 +8,8 @@
 // SkipSimplifiedLayerNormalization carrying the residual sum; the final norm a Skip one.
 // q4f16 is the builder's int4 for WebGPU and CUDA (io_dtype float16): every activation, the
 // KV cache, the logits, the norms' weights, the rotary caches and the int4 scales in float16.
-import { GraphBuilder, TensorType } from '../onnx/graph.js';
-import { toHalfs } from '../onnx/half.js';
+import { GraphBuilder, TensorType } from '../../src/onnx/graph.js';
+import { toHalfs } from '../../src/onnx/half.js';
 import { inverseFrequencies, type LlamaWeights } from '../llama/weights.js';
 import { quantizeNbits } from '../llama/quantize.js';
 

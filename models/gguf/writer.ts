@@ -1,7 +1,7 @@
 // A GGUF v3 writer (the file format of llama.cpp / ggml): typed metadata, tensor infos, then
 // the tensors' data, each aligned. Tensor payloads in F32, F16 and ggml's Q8_0 and Q4_0 blocks.
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { floatToHalf } from '../onnx/half.js';
+import { floatToHalf } from '../../src/onnx/half.js';
 
 /** Metadata value types (gguf_type). */
 export const GgufType = {

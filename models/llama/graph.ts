@@ -1,7 +1,7 @@
 // The Llama decoder as an ONNX graph, with the I/O names transformers.js and the
 // engine expect: input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
 // in; logits, present.{i}.key|value out.
-import { GraphBuilder, TensorType } from '../onnx/graph.js';
+import { GraphBuilder, TensorType } from '../../src/onnx/graph.js';
 import { linear, storeMatrix, type Q4Options, type WeightFormat } from './quantize.js';
 import { inverseFrequencies, type LlamaWeights } from './weights.js';
 

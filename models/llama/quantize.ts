@@ -2,8 +2,8 @@
 // fp32 MatMul; fp16 weights (Cast to float32 here, since the fixture computes in
 // float32); MatMulNBits 4-bit blocks with float32 (q4) or float16 (q4f16)
 // activations; dynamic 8-bit (DynamicQuantizeLinear + MatMulInteger, q8).
-import { GraphBuilder, TensorType } from '../onnx/graph.js';
-import { toHalfs } from '../onnx/half.js';
+import { GraphBuilder, TensorType } from '../../src/onnx/graph.js';
+import { toHalfs } from '../../src/onnx/half.js';
 
 export type WeightFormat = 'fp32' | 'fp16' | 'q4' | 'q4f16' | 'q8';
 

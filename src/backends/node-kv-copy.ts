@@ -6,8 +6,8 @@
 // the GPU (joining and leaving the batch) or come to the host (the one read of a sequence
 // the prefix cache stores). The provider runs every session on one device and queue, so
 // the copy sees everything the model's run wrote, and the model's next run sees the copy.
-import { GraphBuilder } from '../../models/onnx/graph.js';
-import { TensorType } from '../../models/onnx/proto.js';
+import { GraphBuilder } from '../onnx/graph.js';
+import { TensorType } from '../onnx/proto.js';
 import type { CopyPlan, KvArray } from './kv.js';
 import type { InferenceSession, Tensor } from './types.js';
 

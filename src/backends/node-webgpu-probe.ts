@@ -5,8 +5,8 @@
 // one line the user should read.
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { GraphBuilder } from '../../models/onnx/graph.js';
-import { TensorType } from '../../models/onnx/proto.js';
+import { GraphBuilder } from '../onnx/graph.js';
+import { TensorType } from '../onnx/proto.js';
 
 const PROBE = `
 const ort = require(process.argv[1]);

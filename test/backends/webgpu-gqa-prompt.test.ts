@@ -6,8 +6,8 @@
 // onnxruntime has fixed it and the chunks can go.
 import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
-import { GraphBuilder } from '../../models/onnx/graph.js';
-import { TensorType } from '../../models/onnx/proto.js';
+import { GraphBuilder } from '../../src/onnx/graph.js';
+import { TensorType } from '../../src/onnx/proto.js';
 import { NODE_WEBGPU_SKIP } from '../helpers/node-webgpu.js';
 
 const HEADS = 2;

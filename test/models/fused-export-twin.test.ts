@@ -12,7 +12,7 @@ import { exportFixtureWeights } from '../../models/exports/fixtures.js';
 import { exportSeed } from '../../models/fixtures.js';
 import { fusedLlamaGraph } from '../../models/exports/fused-graph.js';
 import { buildLlamaGraph } from '../../models/llama/graph.js';
-import { TensorType } from '../../models/onnx/proto.js';
+import { TensorType } from '../../src/onnx/proto.js';
 import type { ChatMessage } from '../../src/engine/protocol.js';
 import { exportFixtures, referencePromptIds } from '../helpers/exports.js';
 

@@ -3,7 +3,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MessageWriter, concatChunks } from '../../../models/onnx/proto.js';
+import { MessageWriter, concatChunks } from '../../../src/onnx/proto.js';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { graphOpTypes, readGraphOps } from '../../../src/engine/models/graph-ops.js';
 import { exportFixtures } from '../../helpers/exports.js';

@@ -5,7 +5,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GraphBuilder, TensorType } from '../../../models/onnx/graph.js';
+import { GraphBuilder, TensorType } from '../../../src/onnx/graph.js';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { CatalogEntry, EngineApi, ModelState } from '../../../src/engine/protocol.js';
