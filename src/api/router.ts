@@ -106,6 +106,14 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
     const started = Date.now();
     await next();
     withHeaders(c, { 'x-request-id': requestId });
+    // Hono answers HEAD with `new Response(null, res)` of the GET answer, and
+    // @hono/node-server's Response copies there the headers it was made with, not those set
+    // on it since (this id, CORS): a fresh one made with them all carries them. (Its
+    // headers are read first: reading anything else first drops what was set.)
+    if (c.req.method === 'HEAD') {
+      const headers = new Headers(c.res.headers);
+      c.res = new Response(null, { status: c.res.status, headers });
+    }
     if (runtime.observer) {
       const route = c.req.routePath && c.req.routePath !== '*' && c.req.routePath !== '/*' ? c.req.routePath : 'unmatched';
       try {

@@ -1,6 +1,8 @@
 // Every status line a real `hearth serve` sends has a body in the error envelope (or is a 2xx)
-// and an x-request-id, whatever the method (CONNECT and TRACE: 405) and however odd the
-// request target or the Host: backslashes, encoded separators, no Host, a Host that is not one.
+// and an x-request-id, whatever the method (CONNECT and TRACE: 405; HEAD: no body, but the
+// headers) and however odd the request target or the Host: backslashes, encoded separators,
+// no Host, a Host that is not one, an Expect it cannot meet, a request line that is not one.
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtures } from '../helpers/fixtures.js';
 import { rawExchange, type RawAnswer } from '../helpers/raw-http.js';
@@ -41,6 +43,20 @@ async function ask(head: string, body = ''): Promise<RawAnswer> {
 
 const line = (method: string, target: string, headers: string[] = ['Host: 127.0.0.1']) =>
   `${method} ${target} HTTP/1.1\r\n${[...headers, 'Connection: close'].map((h) => `${h}\r\n`).join('')}`;
+
+/** A HEAD request through node:http, which knows that its answer has no body. */
+function head(path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'HEAD', headers: { authorization: `Bearer ${key}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const POST_ONLY = ['/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/embeddings', '/generate'];
 
 describe('the HTTP contract', () => {
   it('answers CONNECT with a 405 envelope instead of closing the connection', async () => {
@@ -85,4 +101,56 @@ describe('the HTTP contract', () => {
       }
     }
   }, 60_000);
+
+  it('answers HEAD on a POST-only route with a 405, the methods it takes in Allow, and an x-request-id', async () => {
+    for (const path of [...POST_ONLY, '/admin/models/svc/tiny-chat/redeploy']) {
+      const r = await head(path);
+      expect(r.status, path).toBe(405);
+      expect(r.headers['x-request-id'], path).toMatch(/^req_/);
+      expect(r.headers.allow, path).toMatch(/\bPOST\b/);
+      expect(r.headers.allow, path).not.toMatch(/\bHEAD\b|\bGET\b/);
+    }
+  });
+
+  it('answers HEAD on a GET route with its status and an x-request-id', async () => {
+    for (const path of ['/health', '/v1/models', '/v1/models/svc/tiny-chat']) {
+      const r = await head(path);
+      expect(r.status, path).toBe(200);
+      expect(r.headers['x-request-id'], path).toMatch(/^req_/);
+    }
+  });
+
+  it('answers other methods on a POST-only route with a 405 envelope and an Allow header', async () => {
+    for (const path of POST_ONLY) {
+      for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) {
+        const a = await ask(line(method, path, ['Host: 127.0.0.1', `Authorization: Bearer ${key}`]));
+        expect(a.status, `${method} ${path}`).toBe(405);
+        expect(JSON.parse(a.body).error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
+        expect(a.headers.allow, `${method} ${path}`).toBe('POST, OPTIONS');
+      }
+    }
+  });
+
+  it('answers an Expect it cannot meet with a 417 envelope, and reads the body after 100-continue', async () => {
+    // A body the router reads and refuses by its field: proof that it arrived.
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }] });
+    const headers = ['Host: 127.0.0.1', `Authorization: Bearer ${key}`, 'Content-Type: application/json', `Content-Length: ${body.length}`];
+    for (const expectation of ['foo', '200-ok', '102-processing']) {
+      const a = await ask(line('POST', '/v1/chat/completions', [...headers, `Expect: ${expectation}`]), body);
+      expect(a.status, expectation).toBe(417);
+      expect(JSON.parse(a.body).error).toMatchObject({ type: 'invalid_request_error', code: 'expectation_failed' });
+      expect(JSON.parse(a.body).error.message).toContain(expectation);
+    }
+    const read = await ask(line('POST', '/v1/chat/completions', [...headers, 'Expect: 100-continue']), body);
+    expect(read.status).toBe(400);
+    expect(JSON.parse(read.body).error.param).toBe('model');
+  });
+
+  it('answers a request line that is not one with a 400 envelope', async () => {
+    for (const head of ['GARBAGE', 'GET /v1/models HTTP/9.9', 'G\u0000T / HTTP/1.1', 'GET / HTTP/1.1\r\nBad Header Line']) {
+      const a = await ask(`${head}\r\n`);
+      expect(a.status, head).toBe(400);
+      expect(JSON.parse(a.body).error.code, head).toBe('malformed_request');
+    }
+  });
 });

@@ -1,12 +1,13 @@
 // The HTTP listener in front of the router, built so that every request gets a status line
 // with the JSON error envelope and an x-request-id, including the ones the router never
 // sees: Node answers an HTTP/1.1 request without Host with a bare 400 and drops CONNECT
-// without a word; @hono/node-server answers a path with a backslash, or a Host that is not
-// one, with an empty 400; Node's parser refusals are answered in client-errors.ts.
+// without a word, and an Expect other than 100-continue with a bare 417; @hono/node-server
+// answers a path with a backslash, or a Host that is not one, with an empty 400; Node's
+// parser refusals are answered in client-errors.ts.
 import { getRequestListener } from '@hono/node-server';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { randomId } from '../../api/ids.js';
+import { randomId, requestIdFrom } from '../../api/ids.js';
 import { answerClientErrors } from './client-errors.js';
 
 type Fetch = (req: Request) => Response | Promise<Response>;
@@ -29,7 +30,24 @@ export function createHttpServer(fetch: Fetch, hostname: string): Server {
   const server = createServer({ requireHostHeader: false }, listener);
   answerClientErrors(server);
   server.on('connect', refuseConnect);
+  server.on('checkExpectation', refuseExpectation);
   return server;
+}
+
+/** Node hands over a request whose Expect is not `100-continue` here instead of to the router. */
+function refuseExpectation(req: IncomingMessage, res: ServerResponse): void {
+  const body = envelope(
+    `The Expect header ${JSON.stringify(req.headers.expect ?? '')} cannot be met; this server knows only "100-continue". Send the request without it.`,
+    'expectation_failed',
+  );
+  res.writeHead(417, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestIdFrom([req.headers['x-request-id']].flat()[0]),
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': 'x-request-id',
+  });
+  res.end(body);
 }
 
 /** CONNECT asks for a tunnel, which this server never opens: 405, as for any method a route lacks. */
