@@ -39,14 +39,20 @@ export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kv
     ...(device === 'webgpu' ? { fusedAttentionMaxNewTokens: 31 } : {}),
     Tensor: ort.Tensor,
     loadXGrammar: loadXGrammarInNode,
-    async createSession(model, _externalData, deviceOutputs = []) {
+    async createSession(model, externalData = [], deviceOutputs = []) {
       const options: ort.InferenceSession.SessionOptions = {
         executionProviders: [device],
         graphOptimizationLevel: 'all',
         ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
         // Spinning pool threads fight the main thread (HTTP, SSE) for the cores;
-        // waiting threads that sleep leave it room.
-        extra: { session: { intra_op: { allow_spinning: '0' } } },
+        // waiting threads that sleep leave it room. A graph given as bytes (edited at load)
+        // names its external data relative to a folder it no longer knows: that folder.
+        extra: {
+          session: {
+            intra_op: { allow_spinning: '0' },
+            ...(typeof model !== 'string' && externalData.length ? { model_external_initializers_file_folder_path: dirname(externalData[0]!) } : {}),
+          },
+        },
         ...onDevice(deviceOutputs),
       };
       try {
@@ -66,6 +72,10 @@ export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kv
         }
       : {}),
     readText: (path) => readFile(path, 'utf8'),
+    readBytes: async (path) => {
+      const b = await readFile(path);
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    },
     async readRange(path, offset, length) {
       const file = await open(path, 'r');
       try {

@@ -34,16 +34,19 @@ export interface Backend {
    */
   readonly fusedAttentionMaxNewTokens?: number;
   /**
-   * `model` is a file path (Node) or the model's bytes (browser). `externalData`: paths of
-   * the weight files beside it (`model.onnx_data`, `model.onnx_data_1`, …), which
-   * onnxruntime-node reads itself from the paths the graph records, and the browser
-   * hands to onnxruntime-web's `externalData` option. `deviceOutputs`: outputs to leave on
+   * `model` is a file path or the model's bytes. `externalData`: paths of the weight files
+   * beside it (`model.onnx_data`, `model.onnx_data_1`, …), which onnxruntime-node reads
+   * itself from the paths the graph records (relative to the model's folder, which it is
+   * told where `model` is bytes), and the browser hands to onnxruntime-web's
+   * `externalData` option. `deviceOutputs`: outputs to leave on
    * the device where the backend can (WebGPU: GPU buffers), to be fed back as inputs.
    */
   createSession(model: string | Uint8Array, externalData?: string[], deviceOutputs?: string[]): Promise<InferenceSession>;
   readonly Tensor: typeof Tensor;
   /** Reads a file of a local model folder: config.json, generation_config.json. */
   readText(path: string): Promise<string>;
+  /** A whole file's bytes (an ONNX graph to edit before its session is made: createModelSession's `edit`). */
+  readBytes?(path: string): Promise<Uint8Array>;
   exists(path: string): Promise<boolean>;
   /**
    * `length` bytes of a file from `offset` (fewer at its end), to read an ONNX graph's op types

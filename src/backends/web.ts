@@ -99,6 +99,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
     async readText(path) {
       return new TextDecoder().decode(await load(path));
     },
+    readBytes: (path) => load(path),
     /** A folder exists when its config.json does. (Folder names may hold dots: Qwen2.5-0.5B-Instruct.) */
     async exists(path) {
       const last = path.replace(/\/+$/, '').split('/').pop() ?? '';

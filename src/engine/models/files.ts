@@ -70,19 +70,35 @@ function chunkCount(format: unknown, onnxFile: string): number | undefined {
   return Number(format);
 }
 
+/** Rewrites an ONNX file's bytes before its session is made; null leaves it as it is. */
+export type GraphEdit = (onnx: Uint8Array) => Uint8Array | null;
+
 /**
  * Opens the session of the ONNX file `entry` names for the backend's device, with its
- * external data. A dtype the folder lacks is an error listing those it has.
+ * external data. A dtype the folder lacks is an error listing those it has. `edit`
+ * (logits-pick.ts's logitsPositionEdit) rewrites the graph first, where the backend can
+ * read the file's bytes; the external data stays in its files either way.
  */
-export async function createModelSession(backend: Backend, folder: string, entry: CatalogEntry, deviceOutputs?: string[]): Promise<InferenceSession> {
+export async function createModelSession(
+  backend: Backend,
+  folder: string,
+  entry: CatalogEntry,
+  deviceOutputs?: string[],
+  edit?: GraphEdit,
+): Promise<InferenceSession> {
   const wanted = dtypeFor(entry, backend.device);
   const file = onnxFileForDtype(wanted, entry.id);
   if (!(await backend.exists(joinPath(folder, file)))) {
     const have = await dtypesIn(backend, folder);
     throw new Error(`${entry.id}: dtype "${wanted}" (${file}) is not in ${folder}; it has: ${have.join(', ') || 'no onnx/model*.onnx'}`);
   }
-  const data = await externalDataFiles(backend, folder, file);
-  return backend.createSession(joinPath(folder, file), data.map((d) => joinPath(folder, d)), deviceOutputs);
+  const data = (await externalDataFiles(backend, folder, file)).map((d) => joinPath(folder, d));
+  if (edit && backend.readBytes) {
+    // The bytes once read are what the session gets, edited or not (the browser would read them again).
+    const bytes = await backend.readBytes(joinPath(folder, file));
+    return backend.createSession(edit(bytes) ?? bytes, data, deviceOutputs);
+  }
+  return backend.createSession(joinPath(folder, file), data, deviceOutputs);
 }
 
 /** Where newer exports keep the chat template: recent transformers versions write it there instead of into tokenizer_config.json. */
