@@ -62,4 +62,13 @@ describe('the Responses API through the MSW handlers', () => {
     await client().responses.delete(r.id);
     expect(await client().responses.retrieve(r.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
   });
+
+  it('refuses a reply that cannot fit the context naming input and max_output_tokens, not chat fields', async () => {
+    const err = await client().responses.create({ ...greedy, max_output_tokens: 2_040, input: 'Tell me about the sea.' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    const { error } = err as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input' });
+    expect((error as { message: string }).message).toMatch(/max_output_tokens/);
+    expect((error as { message: string }).message).not.toMatch(/max_tokens|messages/);
+  });
 });

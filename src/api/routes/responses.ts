@@ -13,9 +13,10 @@ import { GenerationSet } from '../generation.js';
 import { randomId } from '../ids.js';
 import { ResponseEvents } from '../responses/events.js';
 import { outputItems, responseObject, type ResponseBody, type ResponseHead } from '../responses/object.js';
+import { asResponsesError, responsesText } from '../responses/params.js';
 import { beginTurn } from '../responses/turn.js';
 import { parseBody } from '../schemas/common.js';
-import { responsesRequestSchema, toChatBody, toResponsesCall } from '../schemas/responses.js';
+import { responsesRequestSchema, toChatBody, toResponsesCall, type ResponsesRequest } from '../schemas/responses.js';
 import { sseResponse } from '../sse.js';
 import { replyMessage, StreamedReply } from '../tools/respond.js';
 import { forwardResponses } from '../../upstream/responses.js';
@@ -23,9 +24,23 @@ import { respondWith, startStream, streamThenSettle } from './shared.js';
 import { forwardHeld } from './upstream.js';
 
 export function responses(deps: RouteDeps) {
+  const answer = respond(deps);
   return async (c: Ctx): Promise<Response> => {
+    let instructions = false;
+    try {
+      return await answer(c, (body) => (instructions = Boolean(body.instructions)));
+    } catch (err) {
+      // Named by the fields the client sent, not by those of the chat body it runs as.
+      throw asResponsesError(err, instructions);
+    }
+  };
+}
+
+function respond(deps: RouteDeps) {
+  return async (c: Ctx, read: (body: ResponsesRequest) => void): Promise<Response> => {
     const raw = await readJson(c, deps);
     const body = parseBody(responsesRequestSchema, raw);
+    read(body);
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const turn = await beginTurn(deps.runtime.access, c.get('principal'), body);
     const call = toResponsesCall({ ...body, input: turn.input }, model.tool_syntax);
@@ -87,7 +102,7 @@ export function responses(deps: RouteDeps) {
         requestId: c.get('requestId'),
         named: {
           failed: (err) => {
-            const message = mapError(err, c.get('requestId'))?.body.error.message ?? 'The response failed.';
+            const message = responsesText(mapError(err, c.get('requestId'))?.body.error.message ?? 'The response failed.');
             return events?.failed(message) ?? { type: 'error', code: 'server_error', message, param: null, sequence_number: 0 };
           },
         },
