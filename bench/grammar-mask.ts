@@ -7,7 +7,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadXGrammarInNode } from '../src/backends/node-xgrammar.js';
-import { argmax } from '../src/engine/sampling/sampler.js';
 import { Grammars } from '../src/engine/structured/grammars.js';
 import { encodedVocab } from '../src/engine/structured/tokenizer-info.js';
 import { Utf8Filter } from '../src/engine/structured/utf8.js';
@@ -69,4 +68,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const path = process.argv[2] ?? qwen3Tokenizer();
   const vocab = Number(process.argv[3] ?? 151_936);
   console.log(JSON.stringify(await maskingCost(path, vocab), null, 2));
+}
+
+function argmax(scores: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[best]!) best = i;
+  return best;
 }

@@ -5,7 +5,8 @@ import { prefillGroups, type PrefillChunk } from './prefill-groups.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
 import { StepTimings } from './step-timings.js';
-import { maskRows } from './structured/index.js';
+import type { RowLogits } from './sampling/sampler.js';
+import { sampleRows, type RowToSample } from './sampling/step.js';
 import { yieldToEventLoop } from './yield.js';
 
 export interface SchedulerOptions {
@@ -168,8 +169,7 @@ export class Scheduler {
     const t0 = performance.now();
     const results = await this.runPrefill(seqs.map((seq, i) => ({ tokens: seq.promptIds.slice(seq.prefilled, ends[i]), past: seq.kv })));
     let t = this.timings.lap('prefill', t0);
-    const done: Sequence[] = [];
-    const logits: Float32Array[] = [];
+    const done: RowToSample[] = [];
     for (const [i, seq] of seqs.entries()) {
       const result = results[i];
       if (!('kv' in result)) {
@@ -184,16 +184,18 @@ export class Scheduler {
         continue;
       }
       await this.remember(seq.promptIds, () => this.lm.seqToHost(kv));
-      done.push(seq);
-      logits.push(result.logits);
+      done.push({ seq, logits: result.logits.step, index: result.logits.index });
     }
-    t = this.timings.lap('prefix_cache', t);
-    await maskRows(done, logits); // structured outputs
-    this.timings.lap('mask', t);
-    done.forEach((seq, i) => {
-      if (this.advance(seq, logits[i])) this.dropSeqKv(seq);
-      else this.joining.push(seq);
-    });
+    this.timings.lap('prefix_cache', t);
+    try {
+      const finished = await sampleRows(done, this.timings, (seq, row) => this.advance(seq, row));
+      for (const { seq } of done) {
+        if (finished.has(seq)) this.dropSeqKv(seq);
+        else this.joining.push(seq);
+      }
+    } finally {
+      for (const step of new Set(results.flatMap((r) => ('kv' in r ? [r.logits.step] : [])))) step.dispose();
+    }
   }
 
   /** The graph run of a group; if it fails, each prompt alone, so that one prompt's failure fails only it. */
@@ -222,13 +224,12 @@ export class Scheduler {
     this.batchKv = kv;
     this.timings.steps++;
     this.timings.rows += this.batch.length;
-    const t0 = performance.now();
-    await maskRows(this.batch, logits); // structured outputs: each row by its own grammar
-    this.timings.lap('mask', t0);
-    const done = new Set<Sequence>();
-    this.batch.forEach((s, r) => {
-      if (this.advance(s, logits[r])) done.add(s);
-    });
+    let done: Set<Sequence>;
+    try {
+      done = await sampleRows(this.batch.map((seq, index) => ({ seq, logits, index })), this.timings, (seq, row) => this.advance(seq, row));
+    } finally {
+      logits.dispose();
+    }
     if (done.size === 0) return;
     const t1 = performance.now();
     for (const [r, s] of this.batch.entries()) {
@@ -239,7 +240,7 @@ export class Scheduler {
   }
 
   /** Sequence.advance, its time counted as 'sample' less what its token callback took ('emit'). */
-  private advance(seq: Sequence, logits: Float32Array): boolean {
+  private advance(seq: Sequence, logits: RowLogits): boolean | 'whole-row' {
     const emitted = this.timings.ms.emit;
     const t0 = performance.now();
     const done = seq.advance(logits);

@@ -8,7 +8,7 @@ import type {
 } from './protocol.js';
 import { EngineError } from './errors.js';
 import { createRng, randomSeed } from './sampling/rng.js';
-import { sampleToken, type SampledToken } from './sampling/sampler.js';
+import { isGreedy, needsWholeRow, sampleToken, type RowLogits, type SampledToken } from './sampling/sampler.js';
 import type { StreamDecoder, TextCodec } from './text/codec.js';
 import { StopMatcher } from './text/stop-matcher.js';
 import type { TokenConstraint } from './thinking/index.js';
@@ -36,6 +36,9 @@ export class Sequence {
 
   private readonly counts = new Map<number, number>();
   private readonly rng: () => number;
+  /** This step's uniform draw: taken once, so that a retry from the whole row draws the same. */
+  private drawn: number | undefined;
+  private readonly draw = () => (this.drawn ??= this.rng());
   private readonly stop: StopMatcher;
   private readonly decoder: StreamDecoder;
   private readonly logprobs: TokenLogprob[] = [];
@@ -72,13 +75,31 @@ export class Sequence {
     return [...this.promptIds, ...this.generated.slice(0, -1)];
   }
 
-  /** Samples from this step's logits. Returns true when the sequence has finished. */
-  advance(logits: Float32Array): boolean {
+  /** Whether this step must be sampled from the whole row: a grammar masks it, penalties rewrite it, or more top logprobs are asked for than `candidates`. */
+  wantsWholeRow(candidates: number): boolean {
+    return this.constraint !== undefined || needsWholeRow(this.req.sampling, this.counts, candidates);
+  }
+
+  /** The temperature its candidates' normaliser is taken at (1 when greedy), or null when it needs none (greedy, no logprobs). */
+  get normaliserTemperature(): number | null {
+    const s = this.req.sampling;
+    if (isGreedy(s)) return s.logprobs >= 0 ? 1 : null;
+    return s.temperature;
+  }
+
+  /**
+   * Samples from this step's logits. Returns true when the sequence has finished, false when
+   * it goes on, and 'whole-row' when its candidates could not decide the draw: call again with
+   * the whole row.
+   */
+  advance(logits: RowLogits): boolean | 'whole-row' {
     // Failed while in the batch (its grammar failed at this step's mask): nothing more is sampled or sent.
     if (this.settled) return true;
     const s = this.req.sampling;
-    const token = sampleToken(logits, s, this.rng, this.counts);
-    if (!(token.id >= 0 && token.id < logits.length)) {
+    const token = sampleToken(logits, s, this.draw, this.counts);
+    if (!token) return 'whole-row';
+    this.drawn = undefined;
+    if (!(token.id >= 0)) {
       // Every token was masked (a grammar and a constraint beside it that disagree): nothing can be drawn.
       this.fail(new EngineError('invalid_value', 'The grammar allows no further output here (nothing it accepts continues this text).'));
       return true;

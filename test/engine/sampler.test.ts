@@ -7,7 +7,7 @@ const logits = Float32Array.from({ length: 50 }, (_, i) => Math.sin(i) * 2);
 
 function draw(params: Partial<typeof base>, seed: number, n = 40): number[] {
   const rng = createRng(seed);
-  return Array.from({ length: n }, () => sampleToken(logits, { ...base, ...params }, rng, new Map()).id);
+  return Array.from({ length: n }, () => sampleToken({ whole: logits }, { ...base, ...params }, rng, new Map())!.id);
 }
 
 describe('the sampler', () => {
@@ -21,7 +21,7 @@ describe('the sampler', () => {
 
   it('draws nothing (id -1) when every token is masked, greedy or not', () => {
     const masked = new Float32Array(50).fill(-Infinity);
-    for (const temperature of [0, 1, 1.5]) expect(sampleToken(masked, { ...base, temperature }, createRng(1), new Map()).id).toBe(-1);
+    for (const temperature of [0, 1, 1.5]) expect(sampleToken({ whole: masked }, { ...base, temperature }, createRng(1), new Map())!.id).toBe(-1);
   });
 
   it('is greedy at temperature 0', () => {
@@ -37,27 +37,27 @@ describe('the sampler', () => {
   it('keeps the smallest nucleus reaching top_p', () => {
     const peaked = Float32Array.from([10, 9, 0, 0, 0]);
     const rng = createRng(1);
-    const ids = Array.from({ length: 200 }, () => sampleToken(peaked, { ...base, top_p: 0.5 }, rng, new Map()).id);
+    const ids = Array.from({ length: 200 }, () => sampleToken({ whole: peaked }, { ...base, top_p: 0.5 }, rng, new Map())!.id);
     expect(new Set(ids)).toEqual(new Set([0]));
   });
 
   it('drops tokens under min_p times the best probability', () => {
     const l = Float32Array.from([5, 4.9, 0, 0]);
     const rng = createRng(2);
-    const ids = new Set(Array.from({ length: 300 }, () => sampleToken(l, { ...base, min_p: 0.5 }, rng, new Map()).id));
+    const ids = new Set(Array.from({ length: 300 }, () => sampleToken({ whole: l }, { ...base, min_p: 0.5 }, rng, new Map())!.id));
     expect(ids).toEqual(new Set([0, 1]));
   });
 
   it('applies presence and frequency penalties to tokens already generated', () => {
     const l = Float32Array.from([3, 2.5, 0]);
     const counts = new Map([[0, 2]]);
-    const t = sampleToken(l, { ...base, temperature: 0, frequency_penalty: 0.5 }, createRng(1), counts);
+    const t = sampleToken({ whole: l }, { ...base, temperature: 0, frequency_penalty: 0.5 }, createRng(1), counts)!;
     expect(t.id).toBe(1); // 3 - 2×0.5 = 2 < 2.5
   });
 
   it('reports logprobs from the distribution it sampled, with the top alternatives best first', () => {
     const l = Float32Array.from([2, 1, 0]);
-    const t = sampleToken(l, { ...base, temperature: 0, logprobs: 2 }, createRng(1), new Map());
+    const t = sampleToken({ whole: l }, { ...base, temperature: 0, logprobs: 2 }, createRng(1), new Map())!;
     const z = Math.log(Math.exp(2) + Math.exp(1) + 1);
     expect(t.logprob).toBeCloseTo(2 - z, 5);
     expect(t.top.map((x) => x.id)).toEqual([0, 1]);

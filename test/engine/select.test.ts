@@ -55,7 +55,7 @@ describe('the sampler with partial selection', () => {
       const p = { ...base, ...params };
       for (let seed = 1; seed <= 4; seed++) {
         const r = createRng(seed)();
-        expect(sampleToken(logits, p, createRng(seed), new Map()).id).toBe(reference(p, r));
+        expect(sampleToken({ whole: logits }, p, createRng(seed), new Map())!.id).toBe(reference(p, r));
       }
     }
   });

@@ -5,7 +5,14 @@ import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
 import { createModelSession, joinPath, onnxFileFor, readJson } from './files.js';
 import { readGraphOps } from './graph-ops.js';
-import { emptyKv, readDecoderInterface, toFloat32, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
+import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
+import { LogitsHead, StepLogits } from './logits-head.js';
+
+/** One sequence's logits in a run: row `index` of `step`. */
+export interface LogitsRow {
+  step: StepLogits;
+  index: number;
+}
 
 interface LlmConfig extends DecoderConfig {
   num_hidden_layers?: number;
@@ -26,6 +33,7 @@ export class CausalLM {
   private constructor(
     private readonly backend: Backend,
     private readonly session: InferenceSession,
+    private readonly head: LogitsHead,
     readonly io: DecoderInterface,
     readonly vocabSize: number,
     readonly eosIds: number[],
@@ -37,17 +45,20 @@ export class CausalLM {
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
     const eos = gen?.eos_token_id ?? config.eos_token_id ?? [];
     // The present.* outputs (named from the config, as transformers.js's getCacheNames does) may stay on the device.
+    // So may the logits: the sampling head reads them there (logits-head.ts).
     const presents = Array.from({ length: config.num_hidden_layers ?? 0 }, (_, i) => [`present.${i}.key`, `present.${i}.value`]).flat();
-    const session = await createModelSession(backend, folder, entry, presents);
+    const session = await createModelSession(backend, folder, entry, [...presents, 'logits']);
     let io: DecoderInterface;
+    let head: LogitsHead;
     try {
       const ops = await readGraphOps(backend, joinPath(folder, onnxFileFor(entry, backend.device)));
       io = readDecoderInterface(session, config, 'logits', ops);
+      head = await LogitsHead.open(backend, logitsWidth(session) ?? config.vocab_size, io.logitsType);
     } catch (e) {
       await session.release();
       throw e;
     }
-    return new CausalLM(backend, session, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
+    return new CausalLM(backend, session, head, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
   }
 
   /**
@@ -62,7 +73,7 @@ export class CausalLM {
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
-  async prefill(tokens: number[], past: SeqCache | null): Promise<{ logits: Float32Array; kv: SeqCache }> {
+  async prefill(tokens: number[], past: SeqCache | null): Promise<{ logits: LogitsRow; kv: SeqCache }> {
     const pastLen = past?.length ?? 0;
     const out = await this.run(
       [tokens],
@@ -72,9 +83,9 @@ export class CausalLM {
       past ? tensorsOf(past) : null,
     );
     this.release(past); // an earlier chunk's device cache: present.* replaces it
-    const [, rows, vocab] = out.logits.dims;
+    const [, rows] = out.logits.dims;
     // With num_logits_to_keep only the last position comes back.
-    const logits = toFloat32(out.logits, (rows - 1) * vocab, rows * vocab);
+    const logits = { step: new StepLogits(this.head, out.logits, [rows - 1]), index: 0 };
     const length = pastLen + tokens.length;
     // On WebGPU the cache stays in its GPU buffers, to be copied into the batch there.
     const kv: SeqCache = out.kv.some((t) => t.location === 'gpu-buffer') ? { length, device: out.kv } : { length, data: out.kv.map((t) => t.data as KvArray) };
@@ -99,7 +110,7 @@ export class CausalLM {
    * logits taken at its own last token; where onnxruntime cannot run the rows together
    * (several tokens after a past) each runs alone.
    */
-  async prefillMany(items: { tokens: number[]; past: SeqCache | null }[]): Promise<{ logits: Float32Array; kv: SeqCache }[]> {
+  async prefillMany(items: { tokens: number[]; past: SeqCache | null }[]): Promise<{ logits: LogitsRow; kv: SeqCache }[]> {
     if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past)];
     const W = Math.max(...items.map((it) => it.past?.length ?? 0));
     const S = Math.max(...items.map((it) => it.tokens.length));
@@ -140,7 +151,10 @@ export class CausalLM {
       for (const t of packed?.device ?? []) t.dispose();
     }
     for (const it of items) this.release(it.past); // earlier chunks' device caches: present.* replaces them
-    const [, len, vocab] = out.logits.dims;
+    const [, len] = out.logits.dims;
+    // A right-padded row ends at its own last token; left-padded ones all end at the last
+    // position (the only one num_logits_to_keep leaves).
+    const step = new StepLogits(this.head, out.logits, items.map(({ tokens }, r) => r * len + (right && len === S ? tokens.length - 1 : len - 1)));
     const presents = out.kv.some((t) => t.location === 'gpu-buffer') ? out.kv : out.kv.map((t) => t.data as KvArray);
     const results = [];
     for (const [r, { tokens, past }] of items.entries()) {
@@ -148,11 +162,8 @@ export class CausalLM {
       const ranges: [number, number][] = right ? [[0, p + tokens.length]] : [[W - p, W], [W + S - tokens.length, W + S]];
       const plan = splicePlan(this.kvShape, r, W + S, ranges);
       const kv = await this.copy(plan, [presents], 'batch');
-      // A right-padded row ends at its own last token; left-padded ones all end at the last
-      // position (the only one num_logits_to_keep leaves).
-      const at = right && len === S ? tokens.length - 1 : len - 1;
       results.push({
-        logits: toFloat32(out.logits, (r * len + at) * vocab, (r * len + at + 1) * vocab),
+        logits: { step, index: r },
         kv: kv.device ? { length: plan.width, device: kv.device } : { length: plan.width, data: kv.data },
       });
     }
@@ -165,7 +176,7 @@ export class CausalLM {
    * logits. A right-padded row's new entry lands right after its own (GroupQueryAttention
    * writes it at slot seqlens_k), so its padding stays on the right.
    */
-  async decode(tokens: number[], batch: BatchKv, timings?: StepTimings): Promise<{ logits: Float32Array[]; kv: BatchKv }> {
+  async decode(tokens: number[], batch: BatchKv, timings?: StepTimings): Promise<{ logits: StepLogits; kv: BatchKv }> {
     const { width, pads, padding } = batch;
     const t0 = performance.now();
     const mask = new BigInt64Array(tokens.length * (width + 1));
@@ -176,13 +187,9 @@ export class CausalLM {
     });
     const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0 });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
-    const t1 = performance.now();
-    const vocab = out.logits.dims[2];
-    const all = toFloat32(out.logits, 0, tokens.length * vocab);
-    const logits = tokens.map((_, r) => all.subarray(r * vocab, (r + 1) * vocab));
+    const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r));
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
     const kv: BatchKv = onDevice ? { width: width + 1, pads, padding, data: null, device: out.kv } : { width: width + 1, pads, padding, data: out.kv.map((t) => t.data as KvArray) };
-    timings?.lap('logits', t1);
     return { logits, kv };
   }
 
@@ -300,12 +307,18 @@ export class CausalLM {
    * Hearth cannot run fails at load with onnxruntime's message.
    */
   async warmUp(token = 0): Promise<void> {
-    const { kv } = await this.prefill([token], null);
-    const batch = await this.repack(null, [], [kv]);
-    this.release((await this.decode([token], batch!)).kv);
+    const first = await this.prefill([token], null);
+    await first.logits.step.candidates([0], [1]);
+    first.logits.step.dispose();
+    const batch = await this.repack(null, [], [first.kv]);
+    const step = await this.decode([token], batch!);
+    await step.logits.whole([0]);
+    step.logits.dispose();
+    this.release(step.kv);
   }
 
   async dispose(): Promise<void> {
+    await this.head.dispose();
     await this.session.release();
   }
 }
@@ -317,4 +330,11 @@ function tensorsOf(kv: BatchKv | SeqCache): KvArray[] | Tensor[] {
   if ('device' in kv && kv.device) return kv.device;
   if (!('data' in kv) || !kv.data) throw new Error('a KV cache with neither host nor device tensors (already released)');
   return kv.data;
+}
+
+/** The width of the logits where the graph fixes it (a padded vocabulary may pass config.vocab_size). */
+function logitsWidth(session: InferenceSession): number | undefined {
+  const meta = session.outputMetadata.find((m) => m.name === 'logits');
+  const last = meta?.isTensor ? meta.shape.at(-1) : undefined;
+  return typeof last === 'number' ? last : undefined;
 }

@@ -115,11 +115,18 @@ export function toFloat32(t: Tensor, from: number, to: number): Float32Array {
   const data = t.data as Float32Array | Uint16Array;
   if (data instanceof Float32Array) return data.subarray(from, to);
   if (data instanceof Uint16Array) {
+    const table = halfTable();
     const out = new Float32Array(to - from);
-    for (let i = from; i < to; i++) out[i - from] = halfToFloat(data[i]);
+    for (let i = from; i < to; i++) out[i - from] = table[data[i]];
     return out;
   }
   return Float32Array.from((data as Uint16Array).subarray(from, to) as ArrayLike<number>); // a Float16Array
+}
+
+let halves: Float32Array | undefined;
+/** Every binary16 value by its bits (256 KiB, made once): a row of 151,936 logits converts in a fraction of a millisecond. */
+function halfTable(): Float32Array {
+  return (halves ??= Float32Array.from({ length: 65536 }, (_, h) => halfToFloat(h)));
 }
 
 /** IEEE 754 binary16 bits → number. */

@@ -1,0 +1,155 @@
+// What a graph run hands the sampler. A row of logits is the vocabulary wide (151,936 for
+// Qwen): reading it to the host, converting it and scanning it in JavaScript cost about 2 ms a
+// row a step on an H200's host, so a batch's GPU step waited on the host. Instead a second,
+// small graph on the same provider takes the model's logits where they are (on WebGPU a
+// device buffer) and returns each row's best K candidates and its log-normaliser; only rows
+// whose sampling needs the whole row (a grammar mask, penalties, a draw past the candidates)
+// fetch it, for that step only. WebLLM moved its sampling to the GPU for the same reason.
+import { GraphBuilder, TensorType } from '../../onnx/graph.js';
+import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
+import type { RowCandidates } from '../sampling/sampler.js';
+import { toFloat32 } from './interface.js';
+
+/** Candidates a row comes with: top_k and top_logprobs up to it need no whole row. */
+export const HEAD_CANDIDATES = 64;
+
+export type HeadTopK = 'single' | 'blocked';
+
+/**
+ * The head graph. Inputs: `logits` [batch, positions, vocab] as the model emits them,
+ * `rows` (int64, the rows of logits flattened to [batch × positions, vocab] to read) and
+ * `inv_temperature` (float32, one a row read). Outputs: `values`/`indices` (each row's best
+ * K, best first, ties by the lower id), `lse` (log Σ exp(logit × inv_temperature)) and
+ * `whole` (the rows as float32). A run computes only the outputs it fetches.
+ *
+ * `blocked`: the top K of each block of the row, then the top K of those, where one TopK
+ * over the whole row is a long sort on the device (onnxruntime's WebGPU TopK is a bitonic
+ * sort: 171 passes for 8 × 151,936); the order is the same (ties stay by id: blocks are in
+ * id order, and each block's winners too).
+ */
+export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16', topK: HeadTopK, k = HEAD_CANDIDATES): Uint8Array {
+  const g = new GraphBuilder(`hearth_logits_head_${topK}`);
+  const input = g.input('logits', logitsType === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT, ['batch', 'positions', vocab]);
+  const rows = g.input('rows', TensorType.INT64, ['rows']);
+  const invT = g.input('inv_temperature', TensorType.FLOAT, ['rows']);
+  const flat = g.node('Reshape', [input, g.ints('flat', [-1, vocab])]);
+  const picked = g.node('Gather', [flat, rows], { axis: 0 });
+  const whole = logitsType === 'float16' ? g.node('Cast', [picked], { to: TensorType.FLOAT }) : picked;
+  g.output('whole', whole, TensorType.FLOAT, ['rows', vocab]);
+
+  const kk = Math.min(k, vocab);
+  const block = 2048;
+  if (topK === 'blocked' && vocab > 2 * block) {
+    const blocks = Math.ceil(vocab / block);
+    const padded = g.node('Pad', [whole, g.ints('pads', [0, 0, 0, blocks * block - vocab]), g.scalar('neg_inf', -Infinity)], { mode: 'constant' });
+    const tiles = g.node('Reshape', [padded, g.ints('tiles', [0, blocks, block])]);
+    const [bv, bi] = g.nodeN('TopK', [tiles, g.ints('k_block', [kk])], 2, { axis: -1, largest: 1, sorted: 1 });
+    const offsets = g.ints('offsets', Array.from({ length: blocks }, (_, b) => b * block), [blocks, 1]);
+    const ids = g.node('Reshape', [g.node('Add', [bi, offsets]), g.ints('winners', [0, blocks * kk])]);
+    const vals = g.node('Reshape', [bv, g.ints('winners_v', [0, blocks * kk])]);
+    const [values, at] = g.nodeN('TopK', [vals, g.ints('k', [kk])], 2, { axis: -1, largest: 1, sorted: 1 });
+    g.output('values', values, TensorType.FLOAT, ['rows', kk]);
+    g.output('indices', g.node('GatherElements', [ids, at], { axis: 1 }), TensorType.INT64, ['rows', kk]);
+  } else {
+    const [values, indices] = g.nodeN('TopK', [whole, g.ints('k', [kk])], 2, { axis: -1, largest: 1, sorted: 1 });
+    g.output('values', values, TensorType.FLOAT, ['rows', kk]);
+    g.output('indices', indices, TensorType.INT64, ['rows', kk]);
+  }
+
+  // log Σ exp(x·s) as max + log Σ exp(x·s − max): ops every provider runs on its device.
+  const scaled = g.node('Mul', [whole, g.node('Unsqueeze', [invT, g.ints('axis1', [1])])]);
+  const max = g.node('ReduceMax', [scaled], { axes: [1], keepdims: 1 });
+  const sum = g.node('ReduceSum', [g.node('Exp', [g.node('Sub', [scaled, max])]), g.ints('axes', [1])], { keepdims: 1 });
+  const lse = g.node('Add', [g.node('Log', [sum]), max]);
+  g.output('lse', g.node('Reshape', [lse, g.ints('row', [-1])]), TensorType.FLOAT, ['rows']);
+  return g.toBytes();
+}
+
+/** The head of one model: its session, opened at load on the model's provider. */
+export class LogitsHead {
+  private constructor(
+    private readonly backend: Backend,
+    private readonly session: InferenceSession,
+    readonly vocab: number,
+    readonly topK: HeadTopK,
+  ) {}
+
+  static async open(backend: Backend, vocab: number, logitsType: 'float32' | 'float16'): Promise<LogitsHead> {
+    // One TopK over the row on the CPU (a selection there); by blocks on a GPU (a sort there).
+    const topK: HeadTopK = backend.device === 'cpu' || backend.device === 'wasm' ? 'single' : 'blocked';
+    const session = await backend.createSession(logitsHeadGraph(vocab, logitsType, topK));
+    return new LogitsHead(backend, session, vocab, topK);
+  }
+
+  /** The best candidates of `rows` (flattened rows of `logits`), with each row's normaliser at its temperature where `temperatures` is given. */
+  async candidates(logits: Tensor, rows: number[], temperatures: number[] | null): Promise<RowCandidates[]> {
+    const { Tensor } = this.backend;
+    const inv = Float32Array.from(rows, (_, i) => (temperatures ? 1 / temperatures[i] : 1));
+    const fetch = temperatures ? ['values', 'indices', 'lse'] : ['values', 'indices'];
+    const out = await this.session.run(
+      { logits, rows: new Tensor('int64', BigInt64Array.from(rows, BigInt), [rows.length]), inv_temperature: new Tensor('float32', inv, [rows.length]) },
+      fetch,
+    );
+    const values = out.values.data as Float32Array;
+    const indices = out.indices.data as BigInt64Array;
+    const lse = temperatures ? (out.lse.data as Float32Array) : null;
+    const k = out.values.dims[1];
+    return rows.map((_, r) => ({
+      ids: Array.from(indices.subarray(r * k, (r + 1) * k), Number),
+      logits: values.subarray(r * k, (r + 1) * k),
+      lse: lse ? lse[r] : NaN,
+      complete: k === this.vocab,
+    }));
+  }
+
+  /** Whole rows as float32: read where they are on the host, else through the head on the device. */
+  async whole(logits: Tensor, rows: number[]): Promise<Float32Array[]> {
+    const vocab = this.vocab;
+    if (logits.location === 'cpu' || logits.location === undefined) return rows.map((r) => toFloat32(logits, r * vocab, (r + 1) * vocab));
+    const { Tensor } = this.backend;
+    const out = await this.session.run(
+      { logits, rows: new Tensor('int64', BigInt64Array.from(rows, BigInt), [rows.length]), inv_temperature: new Tensor('float32', new Float32Array(rows.length).fill(1), [rows.length]) },
+      ['whole'],
+    );
+    const data = out.whole.data as Float32Array;
+    return rows.map((_, i) => data.subarray(i * vocab, (i + 1) * vocab));
+  }
+
+  async dispose(): Promise<void> {
+    await this.session.release();
+  }
+}
+
+/**
+ * The logits of one graph run, as the sampler reads them: row `i` of the step is row
+ * `rows[i]` of the output flattened (a decode step's row r, a prefill row's last token).
+ * Disposed once every row is sampled (on the device, its buffer is freed).
+ */
+export class StepLogits {
+  constructor(
+    private readonly head: LogitsHead,
+    private readonly tensor: Tensor,
+    private readonly rows: number[],
+  ) {}
+
+  get size(): number {
+    return this.rows.length;
+  }
+
+  candidates(items: number[], temperatures: number[] | null): Promise<RowCandidates[]> {
+    return this.head.candidates(this.tensor, items.map((i) => this.rows[i]), temperatures);
+  }
+
+  whole(items: number[]): Promise<Float32Array[]> {
+    return this.head.whole(this.tensor, items.map((i) => this.rows[i]));
+  }
+
+  dispose(): void {
+    if (this.tensor.location === 'gpu-buffer') this.tensor.dispose();
+  }
+}
+
+/** One row of a step as float32, for checks that compare logits. */
+export async function wholeRow(row: { step: StepLogits; index: number }): Promise<Float32Array> {
+  return (await row.step.whole([row.index]))[0]!;
+}

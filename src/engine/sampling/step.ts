@@ -1,0 +1,59 @@
+import type { StepLogits } from '../models/logits-head.js';
+import type { Sequence } from '../sequence.js';
+import type { StepTimings } from '../step-timings.js';
+import { maskRows } from '../structured/index.js';
+import { HEAD_CANDIDATES } from '../models/logits-head.js';
+import type { RowLogits } from './sampler.js';
+
+/** One sequence's row of a graph run's logits. */
+export interface RowToSample {
+  seq: Sequence;
+  logits: StepLogits;
+  index: number;
+}
+
+/** Sequence.advance as the scheduler times it. */
+export type Advance = (seq: Sequence, row: RowLogits) => boolean | 'whole-row';
+
+/**
+ * Samples one token for each row of a step. Rows read their best candidates first (one head
+ * run for each graph run's logits); those that need more (a grammar mask, penalties, a draw
+ * past the candidates) then read their whole row, masked by their grammar. Returns the
+ * sequences that finished.
+ */
+export async function sampleRows(rows: RowToSample[], timings: StepTimings, advance: Advance): Promise<Set<Sequence>> {
+  const done = new Set<Sequence>();
+  const whole: RowToSample[] = [];
+  const byCandidates = rows.filter((r) => (r.seq.wantsWholeRow(HEAD_CANDIDATES) ? (whole.push(r), false) : true));
+  for (const [logits, group] of byStep(byCandidates)) {
+    const t0 = performance.now();
+    const temperatures = group.map((r) => r.seq.normaliserTemperature);
+    const candidates = await logits.candidates(
+      group.map((r) => r.index),
+      temperatures.some((t) => t !== null) ? temperatures.map((t) => t ?? 1) : null,
+    );
+    timings.lap('logits', t0);
+    group.forEach((r, i) => {
+      const outcome = advance(r.seq, { candidates: candidates[i] });
+      if (outcome === 'whole-row') whole.push(r);
+      else if (outcome) done.add(r.seq);
+    });
+  }
+  for (const [logits, group] of byStep(whole)) {
+    const t0 = performance.now();
+    const rowsOf = await logits.whole(group.map((r) => r.index));
+    const t1 = timings.lap('logits', t0);
+    await maskRows(group.map((r) => r.seq), rowsOf); // structured outputs: each row by its own grammar
+    timings.lap('mask', t1);
+    group.forEach((r, i) => {
+      if (advance(r.seq, { whole: rowsOf[i] }) === true) done.add(r.seq);
+    });
+  }
+  return done;
+}
+
+function byStep(rows: RowToSample[]): Map<StepLogits, RowToSample[]> {
+  const groups = new Map<StepLogits, RowToSample[]>();
+  for (const r of rows) groups.set(r.logits, [...(groups.get(r.logits) ?? []), r]);
+  return groups;
+}
