@@ -4,8 +4,15 @@ import type { GrammarSpec } from '../protocol.js';
 import { factorLiteralAlternatives } from './factor-literals.js';
 import type { CompiledGrammar, GrammarCompiler, XGrammar } from './xgrammar.js';
 
-/** No free whitespace in JSON (a model could pad it forever): XGrammar fixes the layout. */
+/** No free whitespace in JSON (a model could pad it forever): XGrammar fixes the layout. Its
+ * members one per line, indented by two spaces (XGrammar's JS binding reads an indent left
+ * undefined as 2): `{\n  "city":"Paris"\n}`. */
 const JSON_OPTIONS: [boolean, undefined, [string, string]] = [false, undefined, [',', ':']];
+/** A tool call's arguments in the layout chat templates write calls in (`tojson`, Python's
+ * json.dumps: one line, `, ` and `: `), as the call's own head is (`{"name": "f", "arguments": `):
+ * `{"city": "Paris"}`, the spelling the model was trained on and no newlines or indentation to
+ * spend tokens on. An indent of -1 is the binding's "none". */
+const CALL_OPTIONS: [boolean, number, [string, string]] = [false, -1, [', ', ': ']];
 
 export async function compileWith(xg: XGrammar, compiler: GrammarCompiler, spec: GrammarSpec): Promise<CompiledGrammar> {
   switch (spec.type) {
@@ -40,22 +47,23 @@ async function compileEbnf(xg: XGrammar, compiler: GrammarCompiler, text: string
   }
 }
 
-/** Structural tags' json_schema contents allow free whitespace; their schemas are
- * compiled here into grammars with XGrammar's compact JSON layout instead. */
+/** Structural tags' json_schema contents allow free whitespace; their schemas are compiled here
+ * into grammars of a fixed layout instead: a tag's content (a tool call's arguments) in the
+ * calls' layout, any other (a response_format's JSON beside the calls) in response_format's. */
 async function compactSchemas(xg: XGrammar, tag: string): Promise<string> {
   const out: unknown = JSON.parse(tag);
-  const visit = async (node: unknown): Promise<void> => {
-    if (Array.isArray(node)) for (const x of node) await visit(x);
+  const visit = async (node: unknown, inTag: boolean): Promise<void> => {
+    if (Array.isArray(node)) for (const x of node) await visit(x, false);
     else if (node && typeof node === 'object') {
       const o = node as Record<string, unknown>;
       if (o.type === 'json_schema' && o.json_schema !== undefined) {
-        o.grammar = await schemaGrammar(xg, JSON.stringify(o.json_schema));
+        o.grammar = await schemaGrammar(xg, JSON.stringify(o.json_schema), inTag ? CALL_OPTIONS : JSON_OPTIONS);
         o.type = 'grammar';
         delete o.json_schema;
-      } else for (const v of Object.values(o)) await visit(v);
+      } else for (const [k, v] of Object.entries(o)) await visit(v, o.type === 'tag' && k === 'content');
     }
   };
-  await visit(out);
+  await visit(out, false);
   return JSON.stringify(out);
 }
 
@@ -65,8 +73,8 @@ async function compactSchemas(xg: XGrammar, tag: string): Promise<string> {
  * written as `[^"\\\r\n]{m,n}`, which lets raw control characters through (invalid
  * JSON), exclude them as its unbounded strings do.
  */
-async function schemaGrammar(xg: XGrammar, schema: string): Promise<string> {
-  const ebnf = factorLiteralAlternatives(await xg.Testings._jsonSchemaToEBNF(schema, ...JSON_OPTIONS));
+async function schemaGrammar(xg: XGrammar, schema: string, options: [boolean, number | undefined, [string, string]] = JSON_OPTIONS): Promise<string> {
+  const ebnf = factorLiteralAlternatives(await xg.Testings._jsonSchemaToEBNF(schema, ...options));
   return ebnf.replaceAll('[^"\\\\\\r\\n]{', '[^"\\\\\\0-\\x1f]{');
 }
 

@@ -1,5 +1,6 @@
 import { EngineError } from '../errors.js';
 import { allowsAny } from './compile.js';
+import { forcedToken, type Encode } from './forced.js';
 import { CLEAN, type Utf8Filter, type Utf8State } from './utf8.js';
 import { retireXGrammar, type GrammarMatcher } from './xgrammar.js';
 
@@ -24,6 +25,8 @@ export class Constraint {
     /** The XGrammar instance the matcher lives in (see xgrammarGeneration). */
     private readonly gen: number,
     private readonly vocabSize: number,
+    /** Where given, text the grammar forces is written in this encoding's tokens (see forced.ts). */
+    private readonly encode?: Encode,
   ) {}
 
   /** Sets every token the grammar forbids next to -Infinity, in place. */
@@ -51,6 +54,23 @@ export class Constraint {
       for (let i = w * 32; i < end; i++) if (((word >>> (i & 31)) & 1) === 0) logits[i] = -Infinity;
     }
     this.utf8?.mask(logits, this.utf8State);
+    if (this.encode) this.keepForced(logits);
+  }
+
+  /** Where the grammar allows one text only, leaves the first token of its own encoding alone
+   * allowed (unless the mask forbids that token: then every spelling the grammar allows stays). */
+  private keepForced(logits: Float32Array): void {
+    let text: string;
+    try {
+      text = this.matcher.findJumpForwardString();
+    } catch (e) {
+      throw (this.broken = grammarFailure(e, this.gen));
+    }
+    const id = forcedToken(text, this.encode!);
+    if (id === undefined || !(logits[id]! > -Infinity)) return;
+    const kept = logits[id]!;
+    logits.fill(-Infinity);
+    logits[id] = kept;
   }
 
   /** Advances the grammar past the sampled token. Never throws: a failure shows at the next mask(). */

@@ -6,6 +6,7 @@ import { allowsAny, compileWith } from './compile.js';
 import { Constraint } from './constraint.js';
 import { checkGrammarSpec } from './limits.js';
 import { grammarTrial } from './trial.js';
+import type { Encode } from './forced.js';
 import type { Utf8Filter } from './utf8.js';
 import { createTokenizerInfo, vocabInfo, type TokenizerJson, type VocabInfo } from './tokenizer-info.js';
 import {
@@ -48,6 +49,8 @@ export class Grammars {
     private readonly stopIds: number[],
     /** Keeps output well-formed UTF-8 under every grammar. */
     private readonly utf8?: Utf8Filter,
+    /** The model's tokenizer, for text a grammar forces (see forced.ts). */
+    private readonly encode?: Encode,
   ) {}
 
   /**
@@ -86,7 +89,7 @@ export class Grammars {
       // `root ::= root`: no text, not even an empty one, is ever complete.
       throw new EngineError('invalid_value', `The grammar in '${spec.param}' cannot be used: it matches no output at all.`, spec.param);
     }
-    return new Constraint(matcher, this.utf8, gen, this.vocabSize);
+    return new Constraint(matcher, this.utf8, gen, this.vocabSize, this.encode);
   }
 
   /** Frees XGrammar's memory for this model (its WASM heap is not garbage-collected). */

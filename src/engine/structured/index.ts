@@ -18,7 +18,8 @@ export function grammarsFor(codec: TextCodec, vocabSize: number, stopIds: number
     // Tool-call markers are text to the grammar, so that `[TOOL_CALLS]` can be written as the one token a model knows.
     const json = { ...raw, added_tokens: raw.added_tokens?.map((t) => (codec.markerIds.has(t.id) ? { ...t, special: false } : t)) };
     const bytes = Array.from({ length: vocabSize }, (_, id) => (codec.isSpecial(id) ? new Uint8Array() : codec.tokenBytes(id)));
-    perModel.set(codec, (g = new Grammars(json, vocabSize, stopIds, new Utf8Filter(bytes))));
+    const encode = (text: string) => codec.tokenizer.encode(text, { add_special_tokens: false });
+    perModel.set(codec, (g = new Grammars(json, vocabSize, stopIds, new Utf8Filter(bytes), encode)));
   }
   return g;
 }

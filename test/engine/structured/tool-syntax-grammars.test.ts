@@ -20,8 +20,8 @@ const models: { pkg: string; syntax: ToolSyntax; eos: number[]; call: (name: str
   { pkg: 'tokenizer-mistral_nemo', syntax: 'mistral', eos: [2], call: (n, a) => `[TOOL_CALLS][{"name": "${n}", "arguments": ${a}}]` },
 ];
 
-/** Arguments in the layout the engine's JSON grammar fixes. */
-const paris = '{\n  "city":"Paris"\n}';
+/** Arguments in the layout the grammar fixes for calls: the templates' own (one line, `, ` and `: `). */
+const paris = '{"city": "Paris"}';
 
 beforeAll(() => setXGrammarLoader(loadXGrammarInNode));
 
@@ -49,16 +49,21 @@ for (const { pkg, syntax, eos, call } of models) {
 
     it('auto: once a call opens, an unknown tool or arguments against the schema are refused', async () => {
       expect(await accepts('auto', call('get_time', paris))).toBe(false);
-      expect(await accepts('auto', call('get_weather', '{\n  "city":5\n}'))).toBe(false);
-      expect(await accepts('auto', call('get_weather', '{\n  "town":"Paris"\n}'))).toBe(false);
+      expect(await accepts('auto', call('get_weather', '{"city": 5}'))).toBe(false);
+      expect(await accepts('auto', call('get_weather', '{"town": "Paris"}'))).toBe(false);
     });
 
-    it('auto with a response_format: a call, or JSON of that schema instead of free text', async () => {
+    it("auto with a response_format: a call, or JSON of that schema (in response_format's own layout) instead of free text", async () => {
       const answer = { type: 'object', properties: { say: { type: 'string' } }, required: ['say'], additionalProperties: false };
       expect(await accepts('auto', call('get_weather', paris), answer)).toBe(true);
       expect(await accepts('auto', '{\n  "say":"hi"\n}', answer)).toBe(true);
       expect(await accepts('auto', 'hi', answer)).toBe(false);
       expect(await accepts('auto', '{\n  "other":"hi"\n}', answer)).toBe(false);
+    });
+
+    it("fixes the arguments' layout: no newlines or indentation to spend tokens on", async () => {
+      expect(await accepts('required', call('get_weather', '{\n  "city":"Paris"\n}'))).toBe(false);
+      expect(await accepts('required', call('get_weather', '{ "city": "Paris" }'))).toBe(false);
     });
 
     it('required: a call, and no text before it', async () => {

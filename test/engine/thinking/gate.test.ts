@@ -12,6 +12,7 @@ import { thinkingGate } from '../../../src/engine/thinking/index.js';
 
 const EOS = [151645, 151643];
 const PROMPT = '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n';
+// The schema's JSON opens with `{\n` (one token), which the grammar forces: written as that token.
 const SCHEMA: GrammarSpec = { type: 'json_schema', schema: JSON.stringify({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }), param: 'response_format' };
 let codec: TextCodec;
 let id: (text: string) => number;
@@ -34,24 +35,24 @@ beforeAll(async () => {
 });
 
 describe('the thinking gate under a grammar', () => {
-  const names = ['<think>', '{', 'Hello', '\n\n', '<|im_end|>', '</think>'];
+  const names = ['<think>', '{\n', 'Hello', '\n\n', '<|im_end|>', '</think>'];
 
   it('lets the first token open a block or start the answer, nothing else', async () => {
     const { gate } = thinkingGate(codec, PROMPT, EOS, await grammarsFor(codec, codec.vocabSize, EOS).constraint(SCHEMA));
-    expect(await allowed((l) => gate.mask(l), names)).toEqual(['<think>', '{']);
+    expect(await allowed((l) => gate.mask(l), names)).toEqual(['<think>', '{\n']);
     gate.dispose();
   });
 
   it('leaves the thinking free but for EOS, then allows whitespace before the answer, then the grammar alone', async () => {
     const { gate } = thinkingGate(codec, PROMPT, EOS, await grammarsFor(codec, codec.vocabSize, EOS).constraint(SCHEMA));
     gate.accept(id('<think>'));
-    expect(await allowed((l) => gate.mask(l), names)).toEqual(['<think>', '{', 'Hello', '\n\n', '</think>']);
-    for (const t of ['Hello', '{', '</think>']) gate.accept(id(t));
+    expect(await allowed((l) => gate.mask(l), names)).toEqual(['<think>', '{\n', 'Hello', '\n\n', '</think>']);
+    for (const t of ['Hello', '{\n', '</think>']) gate.accept(id(t));
     expect(gate.tracker.phase).toBe('answer');
-    expect(await allowed((l) => gate.mask(l), names)).toEqual(['{', '\n\n']);
+    expect(await allowed((l) => gate.mask(l), names)).toEqual(['{\n', '\n\n']);
     gate.accept(id('\n\n'));
-    gate.accept(id('{'));
-    expect(await allowed((l) => gate.mask(l), names)).toEqual([]); // `{` fed to the grammar: a key must follow
+    gate.accept(id('{\n'));
+    expect(await allowed((l) => gate.mask(l), names)).toEqual([]); // `{\n` fed to the grammar: a key must follow
     expect(gate.tracker.reasoningTokens).toBe(4);
     gate.dispose();
   });
@@ -59,7 +60,7 @@ describe('the thinking gate under a grammar', () => {
   it('applies the grammar from the first token when the prompt closed the block', async () => {
     const { gate, start } = thinkingGate(codec, `${PROMPT}<think>\n\n</think>\n\n`, EOS, await grammarsFor(codec, codec.vocabSize, EOS).constraint(SCHEMA));
     expect(start).toBe('after');
-    expect(await allowed((l) => gate.mask(l), names)).toEqual(['{']);
+    expect(await allowed((l) => gate.mask(l), names)).toEqual(['{\n']);
     gate.dispose();
   });
 
