@@ -81,6 +81,12 @@ export interface Announcement {
 export interface RouterOptions {
   /** Largest request body accepted, in bytes (default 1 MiB). */
   maxBodyBytes?: number;
+  /** Most inputs in one embeddings request (default 2,048, OpenAI's). */
+  maxEmbeddingInputs?: number;
+  /** Most tokens of one embeddings request's inputs in all (default 300,000, OpenAI's). */
+  maxEmbeddingTokens?: number;
+  /** Most generations one request may start, prompts × n (default 128). */
+  maxGenerations?: number;
   /** Prefix the OpenAI routes are mounted under (default "/v1"). */
   basePath?: string;
 }

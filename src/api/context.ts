@@ -7,6 +7,7 @@ import type { ModelState, ModelTask } from '../engine/protocol.js';
 import type { Runtime } from '../types.js';
 import { ApiError, errorToResponse, invalidRequest, modelFailed, modelNotFound, modelNotReady } from './errors.js';
 import { readJsonObject } from './body.js';
+import type { RequestLimits } from './limits.js';
 
 export interface ApiEnv {
   Variables: {
@@ -22,6 +23,7 @@ export type Ctx = Context<ApiEnv>;
 export interface RouteDeps {
   runtime: Runtime;
   maxBodyBytes: number;
+  limits: RequestLimits;
 }
 
 /** The JSON body under the router's size limit. */

@@ -8,6 +8,7 @@ import { type ApiEnv, type Ctx, type RouteDeps, requireAccess } from './context.
 import { ApiError, describeFault, errorToResponse, jsonResponse } from './errors.js';
 import { requestIdFrom } from './ids.js';
 import { IncidentLog } from './incidents.js';
+import { requestLimits } from './limits.js';
 import { chatCompletions } from './routes/chat-completions.js';
 import { responses } from './routes/responses.js';
 import { deleteResponse, getResponse, listInputItems } from './routes/stored-responses.js';
@@ -76,7 +77,7 @@ function normaliseBase(p: string | undefined): string {
 export function createRouter(runtime: Runtime, options: RouterOptions = {}): Router {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const base = normaliseBase(options.basePath);
-  const deps: RouteDeps = { runtime, maxBodyBytes };
+  const deps: RouteDeps = { runtime, maxBodyBytes, limits: requestLimits(options) };
   const incidents = new IncidentLog();
   const since = Date.now();
   const app = new Hono<ApiEnv>();

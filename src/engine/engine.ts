@@ -1,4 +1,5 @@
 import type { Backend } from '../backends/types.js';
+import { embedInBatches } from './embed-batches.js';
 import { EngineError } from './errors.js';
 import { DEFAULT_KV_CACHE_MB, ModelHost, type LoadedModel } from './model-host.js';
 import type { EngineOptions } from './options.js';
@@ -112,6 +113,10 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     async embed(req: EmbedRequest): Promise<EmbedResult> {
       const { host, model } = ready(req.model, ['embedding']);
       const ids = req.input.map((x) => (typeof x === 'string' ? model.codec.encodeText(x) : x));
+      const total = ids.reduce((n, s) => n + s.length, 0);
+      if (req.max_total_tokens !== undefined && total > req.max_total_tokens) {
+        throw new EngineError('invalid_value', `The inputs have ${total} tokens in all; one request may have at most ${req.max_total_tokens}`, 'input');
+      }
       const ctx = host.entry.context_length;
       ids.forEach((seq, i) => {
         if (seq.length === 0) throw new EngineError('invalid_value', `input[${i}] is empty`, 'input');
@@ -126,8 +131,8 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
           throw new EngineError('invalid_value', `input[${i}] has a token id outside the vocabulary`, 'input');
         }
       });
-      const data = await host.embedding(model, () => model.encoder!.embed(ids));
-      return { data, prompt_tokens: ids.reduce((n, s) => n + s.length, 0) };
+      const data = await host.embedding(model, () => embedInBatches(model.encoder!, ids));
+      return { data, prompt_tokens: total };
     },
 
     async add(entry: CatalogEntry) {

@@ -226,6 +226,8 @@ export interface CountRequest {
 export interface EmbedRequest {
   model: string;
   input: (string | number[])[];
+  /** The most tokens the inputs may have in all, counted after tokenizing (more: a 400 naming `input`). */
+  max_total_tokens?: number;
 }
 
 export interface EmbedResult {

@@ -34,6 +34,14 @@ describe('hearth serve flags', () => {
     });
   });
 
+  it('take the request limits: embedding inputs, embedding tokens and generations, each a whole number of at least 1', () => {
+    const o = serveOptions(['--max-embedding-inputs', '100', '--max-embedding-tokens', '5000', '--max-generations', '16'], io())!;
+    expect(o).toMatchObject({ maxEmbeddingInputs: 100, maxEmbeddingTokens: 5000, maxGenerations: 16 });
+    for (const flag of ['--max-embedding-inputs', '--max-embedding-tokens', '--max-generations']) {
+      for (const bad of ['0', '-1', '2.5', 'x']) expect(() => serveOptions([flag, bad], io())).toThrow(flag);
+    }
+  });
+
   it('refuse a thread count that is not a whole number of at least 1, naming the flag', () => {
     for (const bad of ['0', '-2', '1.5', 'many']) expect(() => serveOptions(['--threads', bad], io())).toThrow(/--threads/);
   });

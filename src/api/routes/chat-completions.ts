@@ -6,6 +6,7 @@ import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js'
 import { GenerationSet } from '../generation.js';
 import { reserveGeneration } from '../charge.js';
 import { jsonResponse } from '../errors.js';
+import { checkGenerations } from '../limits.js';
 import { nowSeconds, randomId } from '../ids.js';
 import { chatLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
@@ -18,6 +19,7 @@ import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSe
 export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const body = parseBody(chatRequestSchema, await readJson(c, deps));
+    checkGenerations(1, body.n ?? 1, deps.limits, { prompt: 'messages', n: 'n' });
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const call = toChatCall(body, model.tool_syntax);
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];

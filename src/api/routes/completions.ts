@@ -4,6 +4,7 @@ import type { Completion, CompletionChoice } from 'openai/resources/completions'
 import type { GenerateResult } from '../../engine/protocol.js';
 import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
 import { invalidRequest, jsonResponse } from '../errors.js';
+import { checkGenerations } from '../limits.js';
 import { GenerationSet } from '../generation.js';
 import { reserveGeneration } from '../charge.js';
 import { nowSeconds, randomId } from '../ids.js';
@@ -16,6 +17,7 @@ import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSe
 export function completions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const call = toCompletionCall(parseBody(completionRequestSchema, await readJson(c, deps)));
+    checkGenerations(call.prompts.length, call.n, deps.limits, { prompt: 'prompt', n: 'n' });
     if (call.echo && call.stream && call.prompts.some((p) => p.text === null)) {
       // The rendered text of a token prompt is only known when the generation ends.
       throw invalidRequest('echo with stream is supported for text prompts only, not token arrays.', 'echo');

@@ -1,10 +1,12 @@
 // POST /v1/embeddings. The engine returns full-width unit vectors; `dimensions`
 // truncates and re-normalises here, and base64 is little-endian float32 as the
 // openai SDK decodes it (it asks for base64 unless told otherwise).
-import type { CreateEmbeddingResponse } from 'openai/resources/embeddings';
+import type { CreateEmbeddingResponse, Embedding } from 'openai/resources/embeddings';
 import { reserveEmbedding, usageRecord } from '../charge.js';
 import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
-import { invalidRequest, jsonResponse } from '../errors.js';
+import { invalidRequest } from '../errors.js';
+import { jsonListResponse } from '../json-list.js';
+import { checkEmbeddingInputs } from '../limits.js';
 import { parseBody } from '../schemas/common.js';
 import { embeddingInputs, embeddingRequestSchema } from '../schemas/embeddings.js';
 
@@ -31,8 +33,10 @@ export function embeddings(deps: RouteDeps) {
     const body = parseBody(embeddingRequestSchema, await readJson(c, deps));
     const model = await resolveModel(deps.runtime, body.model, 'embedding');
     const input = embeddingInputs(body.input);
+    checkEmbeddingInputs(input.length, deps.limits);
     const hold = await reserveEmbedding(deps.runtime, c.get('principal'), model, input);
-    const result = await deps.runtime.engine.embed({ model: model.id, input }).catch(async (err: unknown) => {
+    const request = { model: model.id, input, max_total_tokens: deps.limits.embeddingTokens };
+    const result = await deps.runtime.engine.embed(request).catch(async (err: unknown) => {
       await hold.settle(null);
       throw err;
     });
@@ -43,19 +47,19 @@ export function embeddings(deps: RouteDeps) {
       throw invalidRequest(`'dimensions' is ${dims} but \`${model.id}\` produces ${width}-dimensional embeddings.`, 'dimensions');
     }
     const base64 = body.encoding_format === 'base64';
-    const data = result.data.map((vec, index) => {
+    // With base64 the embedding is a string, which the SDK's type does not model.
+    const item = (index: number): Omit<Embedding, 'embedding'> & { embedding: number[] | string } => {
+      const vec = result.data[index]!;
       const v = dims !== undefined && dims < vec.length ? shorten(vec, dims) : vec;
-      return { object: 'embedding' as const, index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
-    });
+      return { object: 'embedding', index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
+    };
     // The reply waits for its charge: a store that cannot take it means 503, not a free answer.
     await hold.settle(usageRecord(deps.runtime, model.id, { prompt_tokens: result.prompt_tokens, completion_tokens: 0 }), { beforeReply: true });
-    const res = {
-      object: 'list',
-      data,
+    const rest: Omit<CreateEmbeddingResponse, 'object' | 'data'> = {
       model: model.id,
       usage: { prompt_tokens: result.prompt_tokens, total_tokens: result.prompt_tokens },
     };
-    // With base64 the embedding is a string, which the SDK's type does not model.
-    return jsonResponse(res as CreateEmbeddingResponse | typeof res);
+    // Written as the client reads: the whole reply is tens of megabytes for a large request.
+    return jsonListResponse(result.data.length, item, rest);
   };
 }

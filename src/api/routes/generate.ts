@@ -5,6 +5,7 @@
 import type { GenerateResult } from '../../engine/protocol.js';
 import { type Ctx, type RouteDeps, defaultTextModel, readJson, resolveModel } from '../context.js';
 import { jsonResponse } from '../errors.js';
+import { checkGenerations } from '../limits.js';
 import { GenerationSet } from '../generation.js';
 import { reserveGeneration } from '../charge.js';
 import { randomId } from '../ids.js';
@@ -60,7 +61,9 @@ function finalBody(set: GenerationSet, call: GenerateCall, id: string, results: 
 
 export function generate(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const call = toGenerateCall(parseBody(generateRequestSchema, await readJson(c, deps)));
+    const body = parseBody(generateRequestSchema, await readJson(c, deps));
+    const call = toGenerateCall(body);
+    checkGenerations(call.prompts.length, call.n, deps.limits, { prompt: body.text != null ? 'text' : 'input_ids', n: 'sampling_params.n' });
     const model = await resolveModel(deps.runtime, call.model ?? (await defaultTextModel(deps.runtime)), 'text');
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, call.prompts, call.n, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, call.prompts, call.n, call.sampling, c.req.raw.signal);

@@ -21,6 +21,10 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --rate-limit N         requests per minute per key (default 60)
   --sandbox-cap-usd N    monthly spend cap of sandbox accounts in USD (default 5)
   --max-body-bytes N     largest request body (default 1048576)
+  --max-embedding-inputs N  inputs of one embeddings request (default 2048, OpenAI's)
+  --max-embedding-tokens N  tokens of one embeddings request's inputs in all
+                         (default 300000, OpenAI's)
+  --max-generations N    generations one request may start, prompts × n (default 128)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
   --threads N            CPU threads of each graph run (default: onnxruntime's, one per core)
   --metrics-key K        GET /metrics then needs "Authorization: Bearer K" (default: open)
@@ -50,6 +54,9 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'rate-limit': { type: 'string' },
     'sandbox-cap-usd': { type: 'string' },
     'max-body-bytes': { type: 'string' },
+    'max-embedding-inputs': { type: 'string' },
+    'max-embedding-tokens': { type: 'string' },
+    'max-generations': { type: 'string' },
     'kv-cache-mb': { type: 'string' },
     threads: { type: 'string' },
     'metrics-key': { type: 'string' },
@@ -87,6 +94,12 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (cap !== undefined) o.sandboxCapUsd = cap;
   const maxBody = intFlag('serve', 'max-body-bytes', values['max-body-bytes'], 1);
   if (maxBody !== undefined) o.maxBodyBytes = maxBody;
+  const maxInputs = intFlag('serve', 'max-embedding-inputs', values['max-embedding-inputs'], 1);
+  if (maxInputs !== undefined) o.maxEmbeddingInputs = maxInputs;
+  const maxTokens = intFlag('serve', 'max-embedding-tokens', values['max-embedding-tokens'], 1);
+  if (maxTokens !== undefined) o.maxEmbeddingTokens = maxTokens;
+  const maxGenerations = intFlag('serve', 'max-generations', values['max-generations'], 1);
+  if (maxGenerations !== undefined) o.maxGenerations = maxGenerations;
   const kvMb = intFlag('serve', 'kv-cache-mb', values['kv-cache-mb'], 0);
   if (kvMb !== undefined) o.kvCacheMb = kvMb;
   const threads = intFlag('serve', 'threads', values.threads, 1);

@@ -20,6 +20,12 @@ export interface ServeOptions {
   /** Monthly cap for sandbox accounts in USD (default 5). */
   sandboxCapUsd?: number;
   maxBodyBytes?: number; // default 1 MiB
+  /** Most inputs in one embeddings request (default 2,048, OpenAI's). */
+  maxEmbeddingInputs?: number;
+  /** Most tokens of one embeddings request's inputs in all (default 300,000, OpenAI's). */
+  maxEmbeddingTokens?: number;
+  /** Most generations one request may start, prompts × n (default 128). */
+  maxGenerations?: number;
   /** Memory for each model's prefix cache in MiB (default 256; 0 turns it off). */
   kvCacheMb?: number;
   /** CPU threads of each graph run (onnxruntime's intra-op threads; default one per core). */

@@ -114,7 +114,8 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   };
   const stopWatching = ops.watch();
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
-  const app = createRouter(runtime, { maxBodyBytes: opts.maxBodyBytes });
+  const { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations } = opts;
+  const app = createRouter(runtime, { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations });
 
   // Every answer, even to a request the router never sees, is an envelope with an x-request-id.
   const server = await new Promise<HttpServer>((resolve, reject) => {

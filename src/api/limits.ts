@@ -1,0 +1,40 @@
+// How much one request may ask for: what it costs the server grows with it (each embedding
+// input is a row of a run and a vector in the reply; each generation holds a sequence), so a
+// body under the size limit could still ask for gigabytes. Past a limit: a 400 naming the field.
+import { invalidRequest } from './errors.js';
+
+export interface RequestLimits {
+  /** Inputs of one embeddings request (OpenAI's limit: 2,048). */
+  embeddingInputs: number;
+  /** Tokens of one embeddings request's inputs in all (OpenAI's limit: 300,000). */
+  embeddingTokens: number;
+  /** Generations one request starts: prompts × n on /v1/completions and /generate. */
+  generations: number;
+}
+
+export const DEFAULT_LIMITS: RequestLimits = { embeddingInputs: 2048, embeddingTokens: 300_000, generations: 128 };
+
+export function requestLimits(o: { maxEmbeddingInputs?: number; maxEmbeddingTokens?: number; maxGenerations?: number }): RequestLimits {
+  return {
+    embeddingInputs: o.maxEmbeddingInputs ?? DEFAULT_LIMITS.embeddingInputs,
+    embeddingTokens: o.maxEmbeddingTokens ?? DEFAULT_LIMITS.embeddingTokens,
+    generations: o.maxGenerations ?? DEFAULT_LIMITS.generations,
+  };
+}
+
+export function checkEmbeddingInputs(count: number, limits: RequestLimits): void {
+  if (count > limits.embeddingInputs) {
+    throw invalidRequest(`'input' has ${count} items; one request may have at most ${limits.embeddingInputs}.`, 'input');
+  }
+}
+
+/**
+ * prompts × n within the limit. The 400 names the prompt field (`prompt`, `text`,
+ * `input_ids`) when the prompts alone are too many, else `n` (its own field name given).
+ */
+export function checkGenerations(prompts: number, n: number, limits: RequestLimits, fields: { prompt: string; n: string }): void {
+  if (prompts * n <= limits.generations) return;
+  const max = limits.generations;
+  if (prompts > max) throw invalidRequest(`'${fields.prompt}' has ${prompts} prompts; one request may have at most ${max}.`, fields.prompt);
+  throw invalidRequest(`${prompts} prompts × n = ${n} asks for ${prompts * n} generations; one request may ask for at most ${max}.`, fields.n);
+}
