@@ -65,7 +65,7 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
     app.installed(ctx);
     const results = join(app.cacheDir, 'msw-results.json');
     const r = await run(node!, ['--test', '--test-reporter=tap'], { cwd: app.dir, env: { ...app.env, APP_RESULTS: results } });
-    expect(r.stdout + r.stderr, r.stdout + r.stderr).toMatch(/# pass 4\n# fail 0/);
+    expect(r.stdout + r.stderr, r.stdout + r.stderr).toMatch(/# pass 5\n# fail 0/);
     expect(r.code).toBe(0);
     const seen = JSON.parse(readFileSync(results, 'utf8')) as Record<string, string>;
     expect(serverText).toBeDefined();

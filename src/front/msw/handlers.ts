@@ -1,40 +1,65 @@
+import { TrieRouter } from 'hono/router/trie-router';
 import { http, type RequestHandler } from 'msw';
-import { createRouter } from '../../api/router.js';
+import { createRouter, type Router } from '../../api/router.js';
 import type { Runtime } from '../../types.js';
 
+/** Routes outside /v1 that are served beside the base URL (at its parent path). */
+const BESIDE = new Set(['/generate', '/health']);
+/** Anthropic's Messages routes sit at the origin's /v1/messages, whatever the base URL's path. */
+const AT_ORIGIN = /^\/v1\/messages(?:\/|$)/;
+
+/** Whether the router has a route (for any method) for a path; its catch-all middleware does not count. */
+function routesOf(router: Router): (path: string) => boolean {
+  const paths = new TrieRouter<true>();
+  for (const r of router.routes) if (r.path !== '*' && r.path !== '/*') paths.add('ALL', r.path, true);
+  return (path) => paths.match('GET', path)[0].length > 0;
+}
+
 /**
- * MSW handlers that answer with the router. With `baseURL`, requests under it are
- * served (its path prefix stands for /v1, and /generate and /health sit beside it);
- * without, any origin's /v1/*, /generate and /health. Anything else falls through.
+ * MSW handlers that answer with the router. With `baseURL`, the router's routes under it
+ * (its path prefix stands for /v1; /generate and /health sit beside it, and /v1/messages
+ * at its origin); without, any origin's /v1 routes, /generate and /health. They match only
+ * those: every other request stays unhandled, so the app's `onUnhandledRequest` (msw 2) or
+ * `onUnhandledFrame` (msw 3) still fires for it (a handler that matches and answers
+ * nothing counts as handling it).
  */
 export function handlersFor(runtime: Runtime, baseURL?: string): RequestHandler[] {
   const router = createRouter(runtime);
+  const serves = routesOf(router);
   const base = baseURL ? new URL(baseURL.replace(/\/+$/, '')) : undefined;
 
+  /** The router's path for a request URL, when it is one of the router's routes. */
   function routePath(url: URL): string | undefined {
-    if (!base) return /^\/(v1\/|generate$|health$)/.test(url.pathname) ? url.pathname : undefined;
+    const path = url.pathname;
+    if (!base) return (path.startsWith('/v1/') || BESIDE.has(path)) && serves(path) ? path : undefined;
     if (url.origin !== base.origin) return undefined;
-    if (url.pathname.startsWith(`${base.pathname}/`)) return `/v1${url.pathname.slice(base.pathname.length)}`;
+    if (path.startsWith(`${base.pathname}/`)) {
+      const routed = `/v1${path.slice(base.pathname.length)}`;
+      if (serves(routed)) return routed;
+    }
+    if (AT_ORIGIN.test(path) && serves(path)) return path;
     const parent = base.pathname.replace(/\/[^/]*$/, '');
-    const rest = url.pathname.slice(parent.length);
-    return url.pathname.startsWith(parent) && (rest === '/generate' || rest === '/health') ? rest : undefined;
+    const rest = path.slice(parent.length);
+    return path.startsWith(parent) && BESIDE.has(rest) && serves(rest) ? rest : undefined;
   }
 
   return [
-    http.all('*', ({ request }) => {
-      const url = new URL(request.url);
-      const path = routePath(url);
-      if (path === undefined) return undefined;
-      if (path === url.pathname) return router.fetch(request);
-      const target = new URL(path + url.search, url.origin);
-      const init: RequestInit & { duplex?: 'half' } = {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        signal: request.signal,
-        duplex: 'half',
-      };
-      return router.fetch(new Request(target, init));
-    }),
+    http.all(
+      ({ request }) => routePath(new URL(request.url)) !== undefined,
+      ({ request }) => {
+        const url = new URL(request.url);
+        const path = routePath(url)!;
+        if (path === url.pathname) return router.fetch(request);
+        const target = new URL(path + url.search, url.origin);
+        const init: RequestInit & { duplex?: 'half' } = {
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          signal: request.signal,
+          duplex: 'half',
+        };
+        return router.fetch(new Request(target, init));
+      },
+    ),
   ];
 }

@@ -13,13 +13,20 @@ const baseURL = 'https://api.example.test/v1';
 const apiKey = `svc_live_${'a1B2'.repeat(8)}`;
 const messages = [{ role: 'user', content: 'Hello!' }];
 const seen = {};
+const unhandled = [];
 
 let handlers;
 let server;
 before(async () => {
   handlers = await hearthHandlers({ baseURL });
   server = setupServer(...handlers);
-  server.listen({ onUnhandledFrame: 'error' });
+  // The app's safety net: anything no handler matches is refused, and noted.
+  server.listen({
+    onUnhandledFrame({ frame, defaults }) {
+      if (frame.data.request) unhandled.push(`${frame.data.request.method} ${frame.data.request.url}`);
+      defaults.error();
+    },
+  });
 });
 after(async () => {
   server.close();
@@ -67,4 +74,10 @@ test('the AI SDK generates text and embeds through the same handlers', async () 
   const { embedding } = await embed({ model: provider.embeddingModel('svc/tiny-embed'), value: 'a' });
   assert.equal(embedding.length, 1536);
   seen.ai = text;
+});
+
+test("a request to another host is left to the app's unhandled-request handler", async () => {
+  await assert.rejects(fetch('https://other.example.test/x'));
+  await assert.rejects(fetch('https://api.example.test/v1/charges'));
+  assert.deepEqual(unhandled, ['GET https://other.example.test/x', 'GET https://api.example.test/v1/charges']);
 });

@@ -11,13 +11,20 @@ const baseURL = 'https://api.example.test/v1';
 const apiKey = `svc_live_${'a1B2'.repeat(8)}`;
 const messages = [{ role: 'user', content: 'Hello!' }];
 const seen = {};
+const unhandled = [];
 
 let handlers;
 let server;
 before(async () => {
   handlers = await hearthHandlers({ baseURL });
   server = setupServer(...handlers);
-  server.listen({ onUnhandledRequest: 'error' });
+  // The app's safety net: anything no handler matches is refused, and noted.
+  server.listen({
+    onUnhandledRequest(request, print) {
+      unhandled.push(`${request.method} ${request.url}`);
+      print.error();
+    },
+  });
 });
 after(async () => {
   server.close();
@@ -49,4 +56,10 @@ test('embeddings have 1536 dimensions', async () => {
   const client = new OpenAI({ baseURL, apiKey });
   const r = await client.embeddings.create({ model: 'svc/tiny-embed', input: 'a' });
   assert.equal(r.data[0].embedding.length, 1536);
+});
+
+test("a request to another host is left to the app's unhandled-request handler", async () => {
+  await assert.rejects(fetch('https://other.example.test/x'));
+  await assert.rejects(fetch('https://api.example.test/v1/charges'));
+  assert.deepEqual(unhandled, ['GET https://other.example.test/x', 'GET https://api.example.test/v1/charges']);
 });
