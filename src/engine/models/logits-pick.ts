@@ -28,8 +28,8 @@ import {
 /**
  * The input the edit adds: int64 [batch], for each row the position, within this run's
  * new tokens (input_ids' sequence axis), whose logits come out. `logits` is then
- * [batch, 1, vocab]. Positions are 0 … sequence_length − 1 (the CPU provider also takes
- * −1 for the last, as GatherElements does; other providers need not).
+ * [batch, 1, vocab]. Positions are 0 … sequence_length − 1 (no negative ones: on the CPU
+ * one out of range is an error, elsewhere it need not be).
  */
 export const LOGITS_POSITION_INPUT = 'hearth_logits_position';
 
@@ -213,11 +213,14 @@ function describe(n: NodeProto): string {
 }
 
 /**
- * Inserts, right before the path's first node, GatherElements(hidden, index, axis 1) with
- * index = the new input reshaped to [batch, 1, 1] and expanded to [batch, 1, hidden_size],
- * and makes the path read the gathered [batch, 1, hidden] instead. Only ops that
- * onnxruntime's CPU and WebGPU providers both run (Shape, Slice, Concat, Reshape, Expand,
- * GatherElements), all in opset 11.
+ * Inserts, right before the path's first node, the rows of `hidden` [batch, seq, hidden] at
+ * (row b, position p_b): the hidden state flattened to [batch·seq, hidden] and gathered at
+ * b·seq + p_b, then shaped [batch, 1, hidden]; the path then reads that. Gather, not
+ * GatherElements: onnxruntime-web's WebGPU (JSEP) GatherElements has no float16 kernel, so
+ * a q4f16 graph's gather would fall back to the CPU; Gather has one there and in the native
+ * WebGPU provider, and Reshape moves no data. The index arithmetic (Shape, Slice, Concat,
+ * Range, Mul, Add on int64) is a few numbers, on the CPU where a provider lacks it. All in
+ * opset 11.
  */
 function insertGather(model: ModelProto, path: LmHeadPath): void {
   const graph = model.graph!;
@@ -230,37 +233,31 @@ function insertGather(model: ModelProto, path: LmHeadPath): void {
     taken.add(name);
     return name;
   };
-  const int64s = (base: string, values: number[]): string => {
+  const int64s = (base: string, values: number[], dims: number[] = [values.length]): string => {
     const name = fresh(base);
     const raw = new Uint8Array(values.length * 8);
     const view = new DataView(raw.buffer);
     values.forEach((v, i) => view.setBigInt64(i * 8, BigInt(v), true));
-    graph.initializer = [...(graph.initializer ?? []), { name, dims: [values.length], data_type: DataType.INT64, raw_data: raw }];
+    graph.initializer = [...(graph.initializer ?? []), { name, dims, data_type: DataType.INT64, raw_data: raw }];
     return name;
   };
-  const node = (op: string, input: string[], output: string, attribute: NodeProto['attribute'] = []): NodeProto => ({
-    op_type: op,
-    name: fresh(`${op}`),
-    input,
-    output: [output],
-    attribute,
-  });
+  const added: NodeProto[] = [];
+  const node = (op: string, input: string[], base: string, attribute: NodeProto['attribute'] = []): string => {
+    const output = fresh(base);
+    added.push({ op_type: op, name: fresh(`${op}`), input, output: [output], attribute });
+    return output;
+  };
+  const axis = (i: number) => [{ name: 'axis', type: 2, i }];
 
   const { hidden } = path;
-  const shape = fresh('hidden_shape');
-  const width = fresh('hidden_size');
-  const target = fresh('index_shape');
-  const rows = fresh('position_rows');
-  const index = fresh('index');
-  const picked = fresh('hidden_picked');
-  const added: NodeProto[] = [
-    node('Shape', [hidden], shape),
-    node('Slice', [shape, int64s('two', [2]), int64s('three', [3])], width),
-    node('Concat', [int64s('one_one', [1, 1]), width], target, [{ name: 'axis', type: 2, i: 0 }]),
-    node('Reshape', [LOGITS_POSITION_INPUT, int64s('rows_shape', [-1, 1, 1])], rows),
-    node('Expand', [rows, target], index),
-    node('GatherElements', [hidden, index], picked, [{ name: 'axis', type: 2, i: 1 }]),
-  ];
+  const shape = node('Shape', [hidden], 'hidden_shape');
+  const dim = (i: number, name: string) => node('Slice', [shape, int64s(`${name}_start`, [i]), int64s(`${name}_end`, [i + 1])], name);
+  const [batch, seq, width] = [dim(0, 'batch'), dim(1, 'sequence'), dim(2, 'hidden_size')];
+  const flat = node('Reshape', [hidden, node('Concat', [int64s('minus_one', [-1]), width], 'flat_shape', axis(0))], 'hidden_flat');
+  const rows = node('Range', [int64s('zero', [0], []), node('Reshape', [batch, int64s('scalar', [], [0])], 'batch_scalar'), int64s('one', [1], [])], 'rows');
+  const index = node('Add', [node('Mul', [rows, seq], 'row_starts'), LOGITS_POSITION_INPUT], 'flat_index');
+  const gathered = node('Gather', [flat, index], 'hidden_rows', axis(0));
+  const picked = node('Reshape', [gathered, node('Concat', [int64s('minus_one_one', [-1, 1]), width], 'picked_shape', axis(0))], 'hidden_picked');
 
   const onPath = new Set(path.nodes);
   for (const n of path.nodes) n.input = (n.input ?? []).map((x) => (x === hidden ? picked : x));
@@ -269,8 +266,8 @@ function insertGather(model: ModelProto, path: LmHeadPath): void {
   graph.node = [...all.slice(0, first), ...added, ...all.slice(first)];
 
   const logits = (graph.output ?? []).find((o) => o.name === 'logits')!;
-  const batch = logits.type?.tensor_type?.shape?.dim?.[0];
-  graph.input = [...(graph.input ?? []), int64Input(LOGITS_POSITION_INPUT, batch?.dim_param || 'batch_size')];
+  const batchDim = logits.type?.tensor_type?.shape?.dim?.[0];
+  graph.input = [...(graph.input ?? []), int64Input(LOGITS_POSITION_INPUT, batchDim?.dim_param || 'batch_size')];
   const dims = logits.type?.tensor_type?.shape?.dim;
   if (dims && dims.length >= 2) dims[1] = { dim_value: 1 };
   // Shapes recorded for the path's values had a sequence axis; the gather changed it.
