@@ -64,7 +64,13 @@ export type LogitsPickResult = { bytes: Uint8Array; path: LmHeadPath } | { skipp
  * name and stay as they are), or why it was left alone.
  */
 export function pickLogitsPosition(onnx: Uint8Array): LogitsPickResult {
-  const model = decodeModelProto(onnx);
+  let model: ModelProto;
+  try {
+    model = decodeModelProto(onnx);
+  } catch (e) {
+    // onnxruntime then reads the file as it is, and says what is wrong with it if anything is.
+    return { skipped: `the file could not be decoded (${(e as Error).message})` };
+  }
   const found = findLmHeadPath(model);
   if (typeof found === 'string') return { skipped: found };
   insertGather(model, found);

@@ -101,6 +101,10 @@ describe('logits at one position per row, added at load', () => {
     expect(pickLogitsPosition(once)).toEqual({ skipped: `the graph already has ${LOGITS_POSITION_INPUT}` });
   });
 
+  it('returns null for bytes that are not an ONNX file, leaving onnxruntime to say so', () => {
+    expect(pickLogitsPosition(new TextEncoder().encode('{"not": "onnx"}'))).toEqual({ skipped: expect.stringMatching(/^the file could not be decoded/) });
+  });
+
   it('returns null for a graph with no logits output (a decoder embedder)', () => {
     const bytes = readFileSync(join(fixtures, 'qwen3-embed-export/onnx/model.onnx'));
     expect(pickLogitsPosition(bytes)).toEqual({ skipped: 'the graph has no logits output' });
