@@ -2,13 +2,14 @@
 // pack, copy an app, install it from npm's cache with the app's committed lock, run
 // things in it. Shared by the package tests, `npm run test:apps:lock` and the CI's
 // cache warm-up.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { killGroup, spawnGroup, stopGroup } from '../helpers/process-group.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const APPS = join(REPO, 'test/package/apps');
@@ -22,15 +23,18 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs a command to its end, never throwing on a non-zero exit. */
+/** Runs a command to its end, never throwing on a non-zero exit. It runs in a process group
+ * of its own, killed whole on timeout, and anything it left running is killed when it ends. */
 export function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Run> {
   return new Promise((done) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnGroup(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 300_000);
+    child.stdout!.on('data', (d: Buffer) => (stdout += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    const timer = setTimeout(() => killGroup(child), opts.timeoutMs ?? 300_000);
+    // A process it left running would hold its stdout open, and 'close' off, until the timeout.
+    child.on('exit', () => killGroup(child));
     child.on('close', (code) => {
       clearTimeout(timer);
       done({ code: code ?? -1, stdout, stderr });
@@ -109,14 +113,14 @@ export async function serveFromApp(dir: string, env: NodeJS.ProcessEnv): Promise
   const keys = await run('npx', ['--no', '--', 'hearth', 'keys', 'create', '--data-dir', dataDir], { cwd: dir, env });
   if (keys.code !== 0) throw new Error(`hearth keys create failed:\n${keys.stderr}`);
   const key = keys.stdout.trim().split('\n').pop()!;
-  // A process group of its own: npx runs the bin as its child and, sent SIGTERM, exits without it.
-  const proc = spawn('npx', ['--no', '--', 'hearth', 'serve', '--port', '0', '--data-dir', dataDir], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // In a group of its own, stopped whole: npx runs the bin as its child and, sent SIGTERM, exits without it.
+  const proc = spawnGroup('npx', ['--no', '--', 'hearth', 'serve', '--port', '0', '--data-dir', dataDir], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout.on('data', (d: Buffer) => (out += d));
-  proc.stderr.on('data', (d: Buffer) => (out += d));
+  proc.stdout!.on('data', (d: Buffer) => (out += d));
+  proc.stderr!.on('data', (d: Buffer) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`hearth serve did not start:\n${out}`)), 120_000);
-    proc.stdout.on('data', () => {
+    proc.stdout!.on('data', () => {
       const m = /listening on (http:\/\/[^\s]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
@@ -129,12 +133,7 @@ export async function serveFromApp(dir: string, env: NodeJS.ProcessEnv): Promise
     url,
     key,
     output: () => out,
-    stop: () =>
-      new Promise((resolve) => {
-        if (proc.exitCode !== null) return resolve(proc.exitCode);
-        proc.once('exit', (code) => resolve(code));
-        process.kill(-proc.pid!, 'SIGTERM');
-      }),
+    stop: () => stopGroup(proc),
   };
 }
 

@@ -3,7 +3,7 @@
 // door used from there: the exports and their types, `npx hearth serve`, the app's own
 // test suite through hearth/msw, and a Vite page with hearth/vite and startHearth() in
 // headless Chromium. All of them must give the same greedy text.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launch, type Browser } from '../browser/harness.js';
 import { freePort } from '../helpers/ports.js';
+import { spawnGroup, stopGroup } from '../helpers/process-group.js';
 import { findNode, GREEDY_CHAT, run, snapshot } from './apps.js';
 import { useInstalledApp } from './installed-app.js';
 
@@ -79,14 +80,16 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
       browser = await launch();
     }, 60_000);
     afterAll(async () => {
-      vite?.kill('SIGTERM');
+      await stopVite();
       await browser?.close();
     });
 
     /** Starts `npx vite <args>` on a free port and resolves once it answers. */
     async function startVite(args: string[]): Promise<string> {
+      await stopVite(); // one a failed test left
       const port = await freePort();
-      vite = spawn('npx', ['--no', '--', 'vite', ...args, '--port', String(port), '--strictPort', '--host', 'localhost'], { cwd: app.dir, env: app.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // In a group of its own, stopped whole: npx, sent SIGTERM, exits and leaves vite running.
+      vite = spawnGroup('npx', ['--no', '--', 'vite', ...args, '--port', String(port), '--strictPort', '--host', 'localhost'], { cwd: app.dir, env: app.env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       vite.stdout!.on('data', (d: Buffer) => (out += d));
       vite.stderr!.on('data', (d: Buffer) => (out += d));
@@ -102,8 +105,7 @@ describe.skipIf(!node)('an app on Node 24 with msw 3, openai 7, ai 7 and Vite', 
     async function stopVite() {
       const v = vite;
       vite = undefined;
-      if (!v || v.exitCode !== null) return;
-      await new Promise((resolve) => (v.once('exit', resolve), v.kill('SIGTERM')));
+      if (v) await stopGroup(v);
     }
 
     /** Opens the app's page and waits for what its main.ts reports. */
