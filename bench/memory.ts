@@ -7,7 +7,11 @@
 //     memory 10 s after it answered;
 //   - four such requests at once: their peak, and 10 s after;
 //   - one request of 10,000 inputs: its status and time (a 400 at once is the target) and
-//     the growth it caused.
+//     the growth it caused;
+//   - long inputs (of about 450 tokens, as many as fit the body limit): the largest runs an
+//     embedding model makes, their peak and 10 s after (no target: what onnxruntime's arena
+//     keeps shows here);
+//   - four chat completions at once with prompts of about 1,500 tokens: their peak and 10 s after.
 // It measures memory, not time: one run at a time, on a machine otherwise quiet enough for
 // RSS to mean something. The figures go to bench/results-memory.json (MEMORY_OUT=<file> to
 // write elsewhere) and are printed, each against its target.
@@ -108,18 +112,35 @@ function sleep(ms: number): Promise<void> {
 const words = ['sea', 'stone', 'river', 'light', 'garden', 'winter', 'market', 'window'];
 const shortInputs = (count: number, salt: number) => Array.from({ length: count }, (_, i) => `Item ${salt}-${i}: the ${words[i % 8]} and the ${words[(i * 3 + salt) % 8]}.`);
 
-async function embed(input: string[]): Promise<{ status: number; ms: number; bytes: number; param?: string }> {
+async function post(path: string, payload: object): Promise<{ status: number; ms: number; bytes: number; param?: string; body: string }> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/v1/embeddings`, {
+  const res = await fetch(`${url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: MODEL, input, encoding_format: 'float' }),
+    body: JSON.stringify(payload),
   });
   const body = await res.text();
   const ms = Math.round(performance.now() - t0);
   let param: string | undefined;
-  if (res.status !== 200) param = (JSON.parse(body) as { error?: { param?: string } }).error?.param ?? undefined;
-  return { status: res.status, ms, bytes: body.length, ...(param !== undefined ? { param } : {}) };
+  if (res.status !== 200) {
+    const error = (JSON.parse(body) as { error?: { param?: string; message?: string } }).error;
+    param = error?.param ?? undefined;
+    if (res.status !== 400 || !/items; one request/.test(error?.message ?? '')) console.error(`  ${res.status} on ${path}: ${error?.message}`);
+  }
+  return { status: res.status, ms, bytes: body.length, ...(param !== undefined ? { param } : {}), body };
+}
+
+async function embed(input: string[]): Promise<{ status: number; ms: number; bytes: number; param?: string }> {
+  const { body: _body, ...r } = await post('/v1/embeddings', { model: MODEL, input, encoding_format: 'float' });
+  return r;
+}
+
+/** Tokens of `text` as the embedding model counts them. */
+const embedTokens = async (text: string) => (JSON.parse((await post('/v1/embeddings', { model: MODEL, input: text, encoding_format: 'base64' })).body) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+/** `text` repeated to about `tokens` tokens (of the embedding model). */
+async function aboutTokens(text: string, tokens: number): Promise<string> {
+  const per = await embedTokens(text);
+  return Array.from({ length: Math.max(1, Math.floor(tokens / per)) }, () => text).join(' ');
 }
 
 /** Runs `load`, then waits `afterMs`; the peak from its start, and the memory at the end of the wait. */
@@ -152,6 +173,24 @@ console.log(`four at once: ${four.result.map((r) => r.status).join(',')} in ${Ma
 const huge = await phase(() => embed(shortInputs(10_000, 6)), 2_000);
 console.log(`one 10,000-input request: ${huge.result.status}${huge.result.param ? ` (param ${huge.result.param})` : ''} in ${huge.result.ms} ms; peak ${mib(huge.peak)} MiB, growth ${mib(huge.peak - huge.before)} MiB`);
 
+const sentence = 'The river ran past the stone garden in winter, and the market by the window was quiet.';
+const longText = await aboutTokens(sentence, 450);
+const longTokens = await embedTokens(longText);
+// Within the body limit (1 MiB) and the token limit (300,000).
+const longCount = Math.min(Math.floor((900 * 1024) / (longText.length + 8)), Math.floor(290_000 / (longTokens + 4)));
+const long = await phase(() => embed(Array.from({ length: longCount }, (_, i) => `${i} ${longText}`)), 10_000);
+console.log(`${longCount} inputs of ${longTokens} tokens: ${long.result.status} in ${long.result.ms} ms; peak ${mib(long.peak)} MiB (idle + ${mib(long.peak - idle)}), 10 s after ${mib(long.after)} MiB (idle + ${mib(long.after - idle)})`);
+
+const chatOnce = async (content: string) => JSON.parse((await post('/v1/chat/completions', { model: 'svc/tiny-chat', messages: [{ role: 'user', content }], max_tokens: 1 })).body) as { usage: { prompt_tokens: number } };
+const sentenceTokens = (await chatOnce(`${sentence} ${sentence}`)).usage.prompt_tokens - (await chatOnce(sentence)).usage.prompt_tokens;
+const chatPrompt = (i: number) => `${i}: ` + Array.from({ length: Math.floor(1500 / sentenceTokens) }, () => sentence).join(' ');
+const chat = await phase(
+  () => Promise.all([0, 1, 2, 3].map((i) => post('/v1/chat/completions', { model: 'svc/tiny-chat', messages: [{ role: 'user', content: chatPrompt(i) }], max_tokens: 16 }))),
+  10_000,
+);
+const chatTokens = (JSON.parse(chat.result[0]!.body) as { usage?: { prompt_tokens: number } }).usage?.prompt_tokens;
+console.log(`four chats at once (${chatTokens} prompt tokens each): ${chat.result.map((r) => r.status).join(',')} in ${Math.max(...chat.result.map((r) => r.ms))} ms; peak ${mib(chat.peak)} MiB (idle + ${mib(chat.peak - idle)}), 10 s after ${mib(chat.after)} MiB (idle + ${mib(chat.after - idle)})`);
+
 clearInterval(sampler);
 stopServer();
 
@@ -174,6 +213,8 @@ const results = {
   one_2048: { ...one.result, peak_mib: mib(one.peak), peak_over_idle_mib: mib(one.peak - idle), after_10s_mib: mib(one.after), after_10s_over_idle_mib: mib(one.after - idle) },
   four_2048_at_once: { statuses: four.result.map((r) => r.status), ms: Math.max(...four.result.map((r) => r.ms)), peak_mib: mib(four.peak), after_10s_mib: mib(four.after), after_10s_over_idle_mib: mib(four.after - idle) },
   one_10000: { ...huge.result, peak_mib: mib(huge.peak), growth_mib: mib(huge.peak - huge.before) },
+  long_inputs: { inputs: longCount, tokens_each: longTokens, ...long.result, peak_mib: mib(long.peak), peak_over_idle_mib: mib(long.peak - idle), after_10s_mib: mib(long.after), after_10s_over_idle_mib: mib(long.after - idle) },
+  four_chats_at_once: { prompt_tokens_each: chatTokens, statuses: chat.result.map((r) => r.status), ms: Math.max(...chat.result.map((r) => r.ms)), peak_mib: mib(chat.peak), peak_over_idle_mib: mib(chat.peak - idle), after_10s_mib: mib(chat.after), after_10s_over_idle_mib: mib(chat.after - idle) },
   targets,
 };
 writeFileSync(OUT, JSON.stringify(results, null, 2) + '\n');

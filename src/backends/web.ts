@@ -67,6 +67,10 @@ export function webBackend(opts: WebBackendOptions): Backend {
         ort.InferenceSession.create(bytes, {
           executionProviders: [device],
           graphOptimizationLevel: 'all',
+          // As in Node (backends/node.ts): without the CPU arena, what a run took goes back to
+          // the WASM heap's malloc when it ends, for the page's other sessions to use, rather than
+          // staying with this session (WASM memory itself never shrinks).
+          enableCpuMemArena: false,
           logSeverityLevel: 3,
           ...(data.length ? { externalData: data } : {}),
           // The KV cache stays in GPU buffers between steps instead of a round trip through the CPU.
