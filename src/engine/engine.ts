@@ -19,7 +19,7 @@ import type {
   TokenEvent,
 } from './protocol.js';
 import { Sequence } from './sequence.js';
-import { grammarsFor, setXGrammarLoader } from './structured/index.js';
+import { cachedGrammars, GRAMMAR_CACHE_SIZE, grammarsFor, setXGrammarLoader } from './structured/index.js';
 import type { TextCodec } from './text/codec.js';
 import { thinkingGate } from './thinking/index.js';
 
@@ -177,7 +177,9 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
             active: s ? s.running : h.inFlight(),
             queued: s?.waiting ?? 0,
             // The prefix cache's bytes and budget (what the engine holds between requests).
-            ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20 } : {}),
+            ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20, kv_cache_entries: s.kvCacheEntries } : {}),
+            // The grammars a generating model has compiled (structured outputs, tools).
+            ...(s && h.loaded ? { grammar_cache_entries: cachedGrammars(h.loaded.codec), grammar_cache_capacity: GRAMMAR_CACHE_SIZE } : {}),
             ...(s ? { kv_device_reads: s.kvDeviceReads, kv_prefix_cache_reads: s.kvPrefixCacheReads, step_ms: { ...s.timings.ms }, decode_steps: s.timings.steps, decode_rows: s.timings.rows } : {}),
           };
         }),

@@ -89,6 +89,12 @@ export interface ModelStats {
   /** Bytes of KV cache held, and the budget, where the engine tracks them. */
   kv_cache_bytes?: number;
   kv_cache_capacity_bytes?: number;
+  /** Prompts the prefix cache holds. */
+  kv_cache_entries?: number;
+  /** Compiled grammars the model keeps, and how many it may (their bytes are in XGrammar's WASM
+   * heap, counted in EngineStats.memory.external_bytes). */
+  grammar_cache_entries?: number;
+  grammar_cache_capacity?: number;
   /**
    * KV caches read back from the device to the CPU so far. WebGPU keeps them on the GPU between
    * decode steps and repacks them there when the batch changes; what it still reads back is

@@ -99,6 +99,24 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     labelNames: ['model'] as const,
     registers: [registry],
   });
+  const kvEntries = new Gauge({
+    name: 'hearth_kv_cache_entries',
+    help: 'Prompts the prefix cache holds, per model (where the engine reports it).',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const grammarEntries = new Gauge({
+    name: 'hearth_grammar_cache_entries',
+    help: "Compiled grammars (structured outputs, tools) a model keeps; their bytes are in XGrammar's WASM heap, counted in hearth_engine_external_bytes.",
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const grammarCapacity = new Gauge({
+    name: 'hearth_grammar_cache_capacity_entries',
+    help: 'Compiled grammars a model may keep; the least recently used is freed first.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
   const stepSeconds = new Gauge({
     name: 'hearth_step_seconds_total',
     help: "Seconds the model's step loop has spent in each phase (graph, feeds, logits, repack, sample, emit, ...), per model.",
@@ -168,6 +186,9 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     active.reset();
     kvUsed.reset();
     kvCapacity.reset();
+    kvEntries.reset();
+    grammarEntries.reset();
+    grammarCapacity.reset();
     stepSeconds.reset();
     decodeSteps.reset();
     decodeRows.reset();
@@ -182,6 +203,9 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
       active.set({ model: s.id }, s.active);
       if (s.kv_cache_bytes !== undefined) kvUsed.set({ model: s.id }, s.kv_cache_bytes);
       if (s.kv_cache_capacity_bytes !== undefined) kvCapacity.set({ model: s.id }, s.kv_cache_capacity_bytes);
+      if (s.kv_cache_entries !== undefined) kvEntries.set({ model: s.id }, s.kv_cache_entries);
+      if (s.grammar_cache_entries !== undefined) grammarEntries.set({ model: s.id }, s.grammar_cache_entries);
+      if (s.grammar_cache_capacity !== undefined) grammarCapacity.set({ model: s.id }, s.grammar_cache_capacity);
       for (const [phase, ms] of Object.entries(s.step_ms ?? {})) stepSeconds.set({ model: s.id, phase }, ms / 1000);
       if (s.decode_steps !== undefined) decodeSteps.set({ model: s.id }, s.decode_steps);
       if (s.decode_rows !== undefined) decodeRows.set({ model: s.id }, s.decode_rows);

@@ -9,7 +9,7 @@ import { setup } from '../api/harness.js';
 function withMetrics(key?: string) {
   const h = setup();
   const m = createMetrics({ key, defaultMetrics: false });
-  const stats: EngineStats = { models: [{ id: 'svc/tiny-chat', active: 2, queued: 3, kv_cache_bytes: 1024, kv_cache_capacity_bytes: 4096, step_ms: { graph: 1500, sample: 20 }, decode_steps: 100, decode_rows: 700, kv_device_reads: 6, kv_prefix_cache_reads: 6 }], memory: { heap_used_bytes: 40e6, external_bytes: 30e6 } };
+  const stats: EngineStats = { models: [{ id: 'svc/tiny-chat', active: 2, queued: 3, kv_cache_bytes: 1024, kv_cache_capacity_bytes: 4096, kv_cache_entries: 5, grammar_cache_entries: 12, grammar_cache_capacity: 64, step_ms: { graph: 1500, sample: 20 }, decode_steps: 100, decode_rows: 700, kv_device_reads: 6, kv_prefix_cache_reads: 6 }], memory: { heap_used_bytes: 40e6, external_bytes: 30e6 } };
   Object.assign(h.engine, { stats: async () => stats });
   m.setEngine(h.engine);
   h.runtime.engine = m.wrap(h.engine);
@@ -58,6 +58,9 @@ describe('GET /metrics', () => {
     expect(value(text, 'hearth_active_sequences{model="svc/tiny-chat"}')).toBe(2);
     expect(value(text, 'hearth_kv_cache_bytes{model="svc/tiny-chat"}')).toBe(1024);
     expect(value(text, 'hearth_kv_cache_capacity_bytes{model="svc/tiny-chat"}')).toBe(4096);
+    expect(value(text, 'hearth_kv_cache_entries{model="svc/tiny-chat"}')).toBe(5);
+    expect(value(text, 'hearth_grammar_cache_entries{model="svc/tiny-chat"}')).toBe(12);
+    expect(value(text, 'hearth_grammar_cache_capacity_entries{model="svc/tiny-chat"}')).toBe(64);
     expect(value(text, 'hearth_step_seconds_total{model="svc/tiny-chat",phase="graph"}')).toBe(1.5);
     expect(value(text, 'hearth_step_seconds_total{model="svc/tiny-chat",phase="sample"}')).toBe(0.02);
     expect(value(text, 'hearth_decode_steps_total{model="svc/tiny-chat"}')).toBe(100);

@@ -22,7 +22,8 @@ import {
 } from './xgrammar.js';
 
 /** Distinct grammars kept per model; the least recently used goes first (and is freed). */
-const CACHE_SIZE = 64;
+export const GRAMMAR_CACHE_SIZE = 64;
+const CACHE_SIZE = GRAMMAR_CACHE_SIZE;
 
 interface Started {
   xg: XGrammar;
@@ -90,6 +91,11 @@ export class Grammars {
       throw new EngineError('invalid_value', `The grammar in '${spec.param}' cannot be used: it matches no output at all.`, spec.param);
     }
     return new Constraint(matcher, this.utf8, gen, this.vocabSize, this.encode);
+  }
+
+  /** Grammars in the cache now (at most GRAMMAR_CACHE_SIZE). */
+  get cached(): number {
+    return this.compiled.size;
   }
 
   /** Frees XGrammar's memory for this model (its WASM heap is not garbage-collected). */

@@ -7,6 +7,7 @@ import { Utf8Filter } from './utf8.js';
 
 export { Constraint, maskRows } from './constraint.js';
 export { setXGrammarLoader, type GrammarCompiler, type XGrammar } from './xgrammar.js';
+export { GRAMMAR_CACHE_SIZE } from './grammars.js';
 
 const perModel = new WeakMap<TextCodec, Grammars>();
 
@@ -24,6 +25,11 @@ export function grammarsFor(codec: TextCodec, vocabSize: number, stopIds: number
   return g;
 }
 
+
+/** Grammars a model's cache holds now (0 before its first). */
+export function cachedGrammars(codec: TextCodec): number {
+  return perModel.get(codec)?.cached ?? 0;
+}
 
 /** Frees a model's compiled grammars once it is unloaded (after its requests have drained). */
 export async function releaseGrammars(codec: TextCodec): Promise<void> {
