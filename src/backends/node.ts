@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from '../engine/errors.js';
+import { checkFusedAttention, type OpenCheckSession } from './fused-attention-check.js';
 import { feedHalvesAsUint16 } from './node-float16.js';
 import { GraphKvCopier, type CopyTarget } from './node-kv-copy.js';
 import { loadXGrammarInNode } from './node-xgrammar.js';
@@ -36,7 +37,7 @@ export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kv
       : undefined;
   return {
     device,
-    ...(device === 'webgpu' ? { fusedAttentionMaxNewTokens: 31 } : {}),
+    ...(device === 'webgpu' ? { fusedAttentionWorkarounds: once(() => checkFusedAttention(openCheck, ort.Tensor)) } : {}),
     Tensor: ort.Tensor,
     loadXGrammar: loadXGrammarInNode,
     async createSession(model, externalData = [], deviceOutputs = []) {
@@ -101,6 +102,16 @@ export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kv
         () => false,
       ),
   };
+}
+
+/** The fused-attention self-check's graph on the WebGPU provider, against the CPU's. */
+const openCheck: OpenCheckSession = async (graph, on) =>
+  (await ort.InferenceSession.create(graph, { executionProviders: [on === 'device' ? 'webgpu' : 'cpu'], logSeverityLevel: 3 })) as unknown as InferenceSession;
+
+/** `fn`'s promise, made on the first call and kept. */
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
 }
 
 function cudaMissing(cause: unknown): Error {

@@ -13,6 +13,15 @@ export interface DeviceBudget {
   maxBuffer?: number;
 }
 
+/** The workarounds a device needs for fused attention (fused-attention-check.ts), and a line for each applied. */
+export interface FusedAttentionWorkarounds {
+  /** Most new tokens a run may take (prompts prefill in chunks of it). */
+  maxNewTokens?: number;
+  /** Rows of different lengths give wrong results together: one row a run. */
+  oneRowPerRun?: boolean;
+  /** What was applied and why, for /status and the load log. */
+  applied: string[];
+}
 
 /**
  * What the engine needs from an onnxruntime flavour. onnxruntime-node and
@@ -22,17 +31,11 @@ export interface DeviceBudget {
 export interface Backend {
   readonly device: Device;
   /**
-   * GroupQueryAttention gives wrong results for rows of different lengths in one run: the
-   * engine then runs such graphs one row at a time. onnxruntime-web 1.30's WebGPU kernel
-   * rotates every row at the first row's positions (test/browser/fused-parity.test.ts pins it).
+   * Where the device may run GroupQueryAttention (fused exports' attention) otherwise than the
+   * CPU: a self-check on the adapter (fused-attention-check.ts), run once, that says which
+   * workarounds a fused graph needs here. Absent: none (the CPU, WASM, CUDA).
    */
-  readonly fusedAttentionOneRowPerRun?: boolean;
-  /**
-   * GroupQueryAttention is right for at most this many new tokens in a run: such graphs then
-   * prefill in chunks of it. onnxruntime-node 1.30's WebGPU provider: 31 (wrong from 32 on;
-   * test/backends/webgpu-gqa-prompt.test.ts pins it).
-   */
-  readonly fusedAttentionMaxNewTokens?: number;
+  fusedAttentionWorkarounds?(): Promise<FusedAttentionWorkarounds>;
   /**
    * `model` is a file path or the model's bytes. `externalData`: paths of the weight files
    * beside it (`model.onnx_data`, `model.onnx_data_1`, …), which onnxruntime-node reads

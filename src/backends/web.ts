@@ -4,7 +4,8 @@
 // itself (`wasmPaths`), never from a CDN.
 import * as ort from 'onnxruntime-web';
 import type { Device } from '../engine/protocol.js';
-import type { Backend, DeviceBudget } from './types.js';
+import { checkFusedAttention } from './fused-attention-check.js';
+import type { Backend, DeviceBudget, InferenceSession } from './types.js';
 import { fetchModelFile, modelFileExists, modelFileSize, readModelRange, type FileProgress } from './web-cache.js';
 import { copyOnGpu, type GpuDevice } from './web-kv-copy.js';
 
@@ -54,10 +55,20 @@ export function webBackend(opts: WebBackendOptions): Backend {
   ort.env.wasm.numThreads = opts.numThreads ?? defaultThreads();
   ort.env.wasm.proxy = false; // already in a worker
   ort.env.logLevel = 'error';
+  let checked: ReturnType<NonNullable<Backend['fusedAttentionWorkarounds']>> | undefined;
   const load = (path: string) => fetchModelFile(path, { onProgress: opts.onProgress, throttleMs: opts.throttleMs });
   return {
     device,
-    fusedAttentionOneRowPerRun: device === 'webgpu',
+    ...(device === 'webgpu'
+      ? {
+          // Against WASM in the same page, once.
+          fusedAttentionWorkarounds: () =>
+            (checked ??= checkFusedAttention(
+              (graph, on) => serially(() => ort.InferenceSession.create(graph, { executionProviders: [on === 'device' ? 'webgpu' : 'wasm'], logSeverityLevel: 3 })) as unknown as Promise<InferenceSession>,
+              ort.Tensor as unknown as Backend['Tensor'],
+            )),
+        }
+      : {}),
     Tensor: ort.Tensor as unknown as Backend['Tensor'],
     async createSession(model, externalData = [], deviceOutputs = []) {
       const bytes = typeof model === 'string' ? await load(model) : model;

@@ -24,6 +24,8 @@ export interface LoadedModel {
   lm?: CausalLM;
   scheduler?: Scheduler;
   encoder?: Embedder;
+  /** What this device needed to run the graph right (the adapter's self-check), for /status and the load log. */
+  workarounds?: string[];
 }
 
 export interface HostOptions extends EngineOptions {
@@ -80,6 +82,7 @@ export class ModelHost {
       ...(this.detail ? { detail: this.detail } : {}),
       ...(this.loaded && task === 'chat' ? { tool_syntax: this.loaded.codec.toolSyntax } : {}),
       ...(this.loaded?.thinks ? { reasoning: 'think' as const } : {}),
+      ...(this.loaded?.workarounds ? { workarounds: [...this.loaded.workarounds] } : {}),
       ...(this.download && this.status !== 'ready' ? { download: this.download.map((d) => ({ ...d })) } : {}),
     };
   }
@@ -239,12 +242,14 @@ export class ModelHost {
     const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
     const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;
     const thinks = entry.reasoning ? entry.reasoning === 'think' : codec.writesThinking;
-    // Where the backend runs fused attention wrong for rows of different lengths, or for long
-    // chunks, one row a run or short chunks: slower, never wrong.
+    // Where the adapter's self-check finds fused attention wrong for rows of different lengths,
+    // or for long chunks: one row a run or short chunks, slower, never wrong.
     const fused = lm.io.padding === 'right';
-    const maxBatch = fused && this.backend.fusedAttentionOneRowPerRun ? 1 : undefined;
-    const prefillChunk = fused ? this.backend.fusedAttentionMaxNewTokens : undefined;
-    return { codec, lm, scheduler: new Scheduler(lm, { prefixCache, maxBatch, prefillChunk }), thinks };
+    const check = fused ? await this.backend.fusedAttentionWorkarounds?.() : undefined;
+    const maxBatch = check?.oneRowPerRun ? 1 : undefined;
+    const prefillChunk = check?.maxNewTokens;
+    const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk });
+    return { codec, lm, scheduler, thinks, workarounds: check?.applied.length ? check.applied : undefined };
   }
 }
 

@@ -54,6 +54,8 @@ export interface ModelState {
   tool_syntax?: ToolSyntax;
   /** A ready model that thinks before it answers, in `<think>…</think>` (absent: it does not). */
   reasoning?: 'think';
+  /** What the device needed to run this graph right, found by its self-check at load (absent: nothing). */
+  workarounds?: string[];
 }
 
 /** How a checkpoint writes tool calls: Hermes/Qwen `<tool_call>` tags (also the fallback),

@@ -49,8 +49,8 @@ export class Scheduler {
   private batch: Sequence[] = [];
   private batchKv: BatchKv | null = null;
   private running = false;
-  private readonly maxBatch: number;
-  private readonly prefillChunk: number;
+  readonly maxBatch: number;
+  readonly prefillChunk: number;
   /** Running sums of the loop's phases; the engine adds the time its token callbacks take ('emit'). */
   readonly timings = new StepTimings();
 

@@ -193,7 +193,7 @@ export function logModelStates(
         if (seen.get(m.id) === key) continue;
         seen.set(m.id, key);
         if (m.status === 'failed') log('error', 'model failed', { model: m.id, reason: m.detail });
-        else log('info', `model ${m.status}`, { model: m.id, ...(m.detail ? { detail: m.detail } : {}) });
+        else log('info', `model ${m.status}`, { model: m.id, ...(m.detail ? { detail: m.detail } : {}), ...(m.workarounds ? { workarounds: m.workarounds } : {}) });
       }
       for (const id of [...seen.keys()]) if (!models.some((m) => m.id === id)) seen.delete(id);
     } catch {

@@ -35,7 +35,7 @@ function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: 
     .map(
       (m) =>
         `<tr><td>${esc(m.id)}</td><td>${esc(m.task)}</td><td>${esc(m.class)}</td><td>${esc(m.context_length)}</td>` +
-        `<td class="s-${esc(m.status)}">${esc(m.status)}</td><td>${esc(m.detail ?? '')}</td></tr>`,
+        `<td class="s-${esc(m.status)}">${esc(m.status)}</td><td>${esc([m.detail, ...(m.workarounds ?? []).map((w) => `workaround: ${w}`)].filter(Boolean).join('; '))}</td></tr>`,
     )
     .join('');
   const faults = incidents
