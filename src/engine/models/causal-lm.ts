@@ -7,6 +7,7 @@ import { createModelSession, joinPath, onnxFileFor, readJson } from './files.js'
 import { readGraphOps } from './graph-ops.js';
 import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 import { LogitsHead, StepLogits } from './logits-head.js';
+import { LOGITS_POSITION_INPUT, logitsPositionEdit } from './logits-pick.js';
 
 /** One sequence's logits in a run: row `index` of `step`. */
 export interface LogitsRow {
@@ -47,7 +48,9 @@ export class CausalLM {
     // The present.* outputs (named from the config, as transformers.js's getCacheNames does) may stay on the device.
     // So may the logits: the sampling head reads them there (logits-head.ts).
     const presents = Array.from({ length: config.num_hidden_layers ?? 0 }, (_, i) => [`present.${i}.key`, `present.${i}.value`]).flat();
-    const session = await createModelSession(backend, folder, entry, [...presents, 'logits']);
+    // Prefill needs one row of logits per prompt: where the export cannot say so (no
+    // num_logits_to_keep), lm_head is given a position per row at load.
+    const session = await createModelSession(backend, folder, entry, [...presents, 'logits'], logitsPositionEdit);
     let io: DecoderInterface;
     let head: LogitsHead;
     try {
@@ -81,6 +84,7 @@ export class CausalLM {
       new BigInt64Array(pastLen + tokens.length).fill(1n),
       pastLen,
       past ? tensorsOf(past) : null,
+      { last: [tokens.length - 1] },
     );
     this.release(past); // an earlier chunk's device cache: present.* replaces it
     const [, rows] = out.logits.dims;
@@ -145,8 +149,10 @@ export class CausalLM {
     });
     let out: Awaited<ReturnType<CausalLM['run']>>;
     try {
-      // Right-padded rows end at different positions: every position's logits come back.
-      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1 });
+      // Right-padded rows end at different positions: each row's own (or, where the graph can
+      // only keep the last, every position's logits come back).
+      const last = items.map(({ tokens }) => (right ? tokens.length - 1 : S - 1));
+      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last });
     } finally {
       for (const t of packed?.device ?? []) t.dispose();
     }
@@ -185,7 +191,7 @@ export class CausalLM {
       if (padding === 'right') mask.fill(1n, row, row + width - pad + 1);
       else mask.fill(1n, row + pad, row + width + 1);
     });
-    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0 });
+    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => 0) });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r));
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
@@ -193,14 +199,14 @@ export class CausalLM {
     return { logits, kv };
   }
 
-  /** `keepAll`: every position's logits, where the graph could keep only the last. */
+  /** `last`: the position of each row whose logits are wanted; `keepAll`: every position's, where the graph can keep only the last. */
   private async run(
     ids: number[][],
     positions: number[][],
     mask: BigInt64Array,
     pastLen: number,
     past: KvArray[] | Tensor[] | null,
-    { timings, started = 0, keepAll = false }: { timings?: StepTimings; started?: number; keepAll?: boolean } = {},
+    { timings, started = 0, keepAll = false, last }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[] },
   ): Promise<{ logits: Tensor; kv: Tensor[] }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -216,6 +222,7 @@ export class CausalLM {
     }
     // 0 keeps them all (the graph slices the last −0 = 0 positions on).
     if (io.numLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(keepAll ? 0n : 1n), []);
+    if (io.logitsPosition) feeds[LOGITS_POSITION_INPUT] = new Tensor('int64', BigInt64Array.from(last, BigInt), [rows]);
     if (io.useCacheBranch) feeds.use_cache_branch = new Tensor('bool', Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
     const kvDims = [rows, io.kvHeads, pastLen, io.headDim];
     const empty = emptyKv(io.kvType);

@@ -1,5 +1,6 @@
 import type { KvArray, KvType, PaddingSide } from '../../backends/kv.js';
 import type { InferenceSession, Tensor } from '../../backends/types.js';
+import { LOGITS_POSITION_INPUT } from './logits-pick.js';
 
 export type { KvArray, KvType, PaddingSide };
 
@@ -20,6 +21,8 @@ export interface DecoderInterface {
   positionStart: number;
   /** Fed as 1 so that only the last position's logits come back. */
   numLogitsToKeep: boolean;
+  /** Hearth's own edit at load (logits-pick.ts): the position of each row whose logits come back. */
+  logitsPosition: boolean;
   /** Merged decoders: true once a past is fed. */
   useCacheBranch: boolean;
   /**
@@ -83,13 +86,14 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
     positionIds: inputs.has('position_ids'),
     positionStart: POSITIONS_FROM_ONE.has(config.model_type ?? '') ? 1 : 0,
     numLogitsToKeep: inputs.has('num_logits_to_keep'),
+    logitsPosition: inputs.has(LOGITS_POSITION_INPUT),
     useCacheBranch: inputs.has('use_cache_branch'),
     padding: fusedAttention ? 'right' : 'left',
     batchesPrefixedChunks: !fusedAttention,
   };
 }
 
-const KNOWN_INPUT = /^(input_ids|attention_mask|position_ids|num_logits_to_keep|use_cache_branch|past_key_values\.\d+\.(key|value))$/;
+const KNOWN_INPUT = /^(input_ids|attention_mask|position_ids|num_logits_to_keep|hearth_logits_position|use_cache_branch|past_key_values\.\d+\.(key|value))$/;
 
 function tensorMeta(m: InferenceSession.ValueMetadata): { type: string; shape: readonly (number | string)[] } {
   return m.isTensor ? m : { type: 'unknown', shape: [] };
