@@ -35,9 +35,8 @@ describe('the sampler with partial selection', () => {
     for (const s of logits) sum += Math.exp(s / params.temperature - max);
     const logZ = max + Math.log(sum);
     const probs = Array.from(logits, (s) => Math.exp(s / params.temperature - logZ));
-    const pmax = probs.reduce((a, b) => Math.max(a, b));
-    let cand = probs.map((_, i) => i).filter((i) => probs[i] >= pmax * 1e-9 && probs[i] > 0);
-    cand.sort((a, b) => probs[b] - probs[a] || a - b);
+    let cand = probs.map((_, i) => i).filter((i) => probs[i] > 0);
+    cand.sort((a, b) => logits[b] - logits[a] || a - b);
     if (params.top_k > 0) cand = cand.slice(0, params.top_k);
     if (params.top_p < 1) {
       let acc = 0;
