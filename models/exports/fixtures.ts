@@ -377,6 +377,11 @@ export function exportFixtureWeights(name: string, seed: number): LlamaWeights {
   return randomExportWeights(spec, specTokenizer(spec), seed);
 }
 
+/** The weights a spec's files are written from. */
+export function specFixtureWeights(spec: ExportSpec, seed: number): LlamaWeights {
+  return randomExportWeights(spec, specTokenizer(spec), seed);
+}
+
 export function exportFixtureFiles(name: string, seed: number): FixtureFiles {
   return specFixtureFiles(EXPORT_SPECS[name]!, seed);
 }

@@ -10,6 +10,9 @@
 //    convert_hf_to_gguf.py's LlamaModel.permute does, which makes the two compute the same scores.
 //  - Norm weights stay F32 in every file type; every 2-D weight takes the file's type (as
 //    `llama-quantize --pure` writes it), so Q4_0 means Q4_0 throughout, lm_head and embeddings too.
+//  - Tied embeddings (a Llama whose lmHead is empty, as the Qwen-shaped export's): no output.weight,
+//    so llama.cpp computes lm_head with token_embd, as the GGUFs of Qwen2.5-0.5B have it.
+//  - The tokenizer: the fixture's BPE (fixtureVocab), or a Hugging Face tokenizer.json (hf-vocab.ts).
 import type { LlamaWeights } from '../llama/weights.js';
 import { SPECIAL_TOKENS, type Bpe } from '../tokenizer/bpe.js';
 import { gguf, GgufType, writeGguf, type GgmlTypeName, type GgufFile, type GgufTensor, type GgufValue } from './writer.js';
@@ -20,9 +23,37 @@ export type LlamaGgufType = (typeof GGUF_TYPES)[number];
 /** general.file_type (llama_ftype) of each. */
 const FILE_TYPE: Record<LlamaGgufType, number> = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7 };
 
-/** llama_token_type: a normal token, and a control token (parsed from text only when asked). */
-const TOKEN_NORMAL = 1;
-const TOKEN_CONTROL = 3;
+/** llama_token_type: a normal token, a control token (parsed from text only when asked), one added by the user, an unused (padding) id. */
+export const TOKEN_NORMAL = 1;
+export const TOKEN_CONTROL = 3;
+export const TOKEN_USER_DEFINED = 4;
+export const TOKEN_UNUSED = 5;
+
+/** A tokenizer as GGUF metadata (a `gpt2`-model BPE): tokens by id, their llama_token_type, merges, the pre-tokenizer's name, special ids. */
+export interface GgufVocab {
+  tokens: string[];
+  types: number[];
+  merges: string[];
+  /** tokenizer.ggml.pre: llama.cpp's name of the pre-tokenizer's regex ('gpt-2', 'qwen2', …). */
+  pre: string;
+  bos: number;
+  eos: number;
+  pad: number;
+}
+
+/** The fixture's byte-level BPE, whose pre-tokenizer is GPT-2's (models/tokenizer/bpe.ts). */
+export function fixtureVocab(bpe: Bpe): GgufVocab {
+  const specials = new Set<string>(SPECIAL_TOKENS);
+  return {
+    tokens: bpe.vocab,
+    types: bpe.vocab.map((t) => (specials.has(t) ? TOKEN_CONTROL : TOKEN_NORMAL)),
+    merges: bpe.merges.map(([a, b]) => `${a} ${b}`),
+    pre: 'gpt-2',
+    bos: bpe.specialIds['<|endoftext|>'],
+    eos: bpe.specialIds['<|im_end|>'],
+    pad: bpe.specialIds['<|endoftext|>'],
+  };
+}
 
 /** W [K, N] row-major (y = x · W) → [N, K] row-major: ggml's [out, in] rows. */
 export function transpose(w: Float32Array, K: number, N: number): Float32Array {
@@ -60,11 +91,11 @@ export interface LlamaGgufOptions {
 }
 
 /** The GGUF contents (metadata and tensors as float32) of a Llama in `type`. */
-export function llamaGguf(w: LlamaWeights, bpe: Bpe, type: LlamaGgufType, options: LlamaGgufOptions = {}): GgufFile {
+export function llamaGguf(w: LlamaWeights, tokenizer: Bpe | GgufVocab, type: LlamaGgufType, options: LlamaGgufOptions = {}): GgufFile {
   const c = w.config;
   const { hidden: H, heads, kvHeads: KV, headDim: D, intermediate: I, vocabSize: V } = c;
-  if (bpe.vocab.length !== V) throw new Error(`tokenizer has ${bpe.vocab.length} tokens, the model ${V}`);
-  const specials = new Set<string>(SPECIAL_TOKENS);
+  const vocab = 'tokens' in tokenizer ? tokenizer : fixtureVocab(tokenizer);
+  if (vocab.tokens.length !== V) throw new Error(`tokenizer has ${vocab.tokens.length} tokens, the model ${V}`);
   const metadata: [string, GgufValue][] = [
     ['general.architecture', gguf.str('llama')],
     ['general.name', gguf.str(options.name ?? 'hearth-llama')],
@@ -82,15 +113,15 @@ export function llamaGguf(w: LlamaWeights, bpe: Bpe, type: LlamaGgufType, option
     ['llama.rope.dimension_count', gguf.u32(D)],
     ['llama.rope.freq_base', gguf.f32(c.ropeTheta)],
     ['llama.attention.layer_norm_rms_epsilon', gguf.f32(c.rmsEps)],
-    // GPT-2's byte-level BPE and its pre-tokenizer regex, which is the fixture's (models/tokenizer/bpe.ts).
+    // A byte-level BPE and its pre-tokenizer regex by llama.cpp's name for it.
     ['tokenizer.ggml.model', gguf.str('gpt2')],
-    ['tokenizer.ggml.pre', gguf.str('gpt-2')],
-    ['tokenizer.ggml.tokens', gguf.array(GgufType.STRING, bpe.vocab)],
-    ['tokenizer.ggml.token_type', gguf.array(GgufType.INT32, bpe.vocab.map((t) => (specials.has(t) ? TOKEN_CONTROL : TOKEN_NORMAL)))],
-    ['tokenizer.ggml.merges', gguf.array(GgufType.STRING, bpe.merges.map(([a, b]) => `${a} ${b}`))],
-    ['tokenizer.ggml.bos_token_id', gguf.u32(bpe.specialIds['<|endoftext|>'])],
-    ['tokenizer.ggml.eos_token_id', gguf.u32(bpe.specialIds['<|im_end|>'])],
-    ['tokenizer.ggml.padding_token_id', gguf.u32(bpe.specialIds['<|endoftext|>'])],
+    ['tokenizer.ggml.pre', gguf.str(vocab.pre)],
+    ['tokenizer.ggml.tokens', gguf.array(GgufType.STRING, vocab.tokens)],
+    ['tokenizer.ggml.token_type', gguf.array(GgufType.INT32, vocab.types)],
+    ['tokenizer.ggml.merges', gguf.array(GgufType.STRING, vocab.merges)],
+    ['tokenizer.ggml.bos_token_id', gguf.u32(vocab.bos)],
+    ['tokenizer.ggml.eos_token_id', gguf.u32(vocab.eos)],
+    ['tokenizer.ggml.padding_token_id', gguf.u32(vocab.pad)],
     ['tokenizer.ggml.add_bos_token', gguf.bool(false)],
     ['tokenizer.ggml.add_eos_token', gguf.bool(false)],
     ...(options.metadata ?? []).map(([k, v]) => [k, gguf.str(v)] as [string, GgufValue]),
@@ -112,11 +143,13 @@ export function llamaGguf(w: LlamaWeights, bpe: Bpe, type: LlamaGgufType, option
       matrix(`${p}.ffn_down.weight`, transpose(L.down, I, H), I, H),
     );
   });
-  tensors.push(vector('output_norm.weight', w.finalNorm), matrix('output.weight', transpose(w.lmHead, H, V), H, V));
+  tensors.push(vector('output_norm.weight', w.finalNorm));
+  // Tied: llama.cpp takes token_embd for lm_head when the file has no output.weight.
+  if (w.lmHead.length) tensors.push(matrix('output.weight', transpose(w.lmHead, H, V), H, V));
   return { metadata, tensors };
 }
 
 /** Writes the Llama as a GGUF file of `type` at `path`. */
-export function writeLlamaGguf(path: string, w: LlamaWeights, bpe: Bpe, type: LlamaGgufType, options: LlamaGgufOptions = {}): void {
-  writeGguf(path, llamaGguf(w, bpe, type, options));
+export function writeLlamaGguf(path: string, w: LlamaWeights, tokenizer: Bpe | GgufVocab, type: LlamaGgufType, options: LlamaGgufOptions = {}): void {
+  writeGguf(path, llamaGguf(w, tokenizer, type, options));
 }
