@@ -16,7 +16,7 @@ let n = 0;
 const req = (text: string, sampling: Partial<SamplingParams> = {}): GenerateRequest => ({ id: `r${n++}`, model: 'svc/tiny-chat', prompt: { text }, sampling: { ...greedy, ...sampling } });
 
 let engine: EngineApi;
-const stats = async (): Promise<ModelStats> => (await engine.stats()).models.find((m) => m.id === 'svc/tiny-chat')!;
+const stats = async (): Promise<ModelStats> => (await engine.stats!()).models.find((m) => m.id === 'svc/tiny-chat')!;
 
 beforeAll(async () => {
   const dir = await fixtures();
