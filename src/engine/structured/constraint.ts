@@ -1,6 +1,6 @@
 import { EngineError } from '../errors.js';
 import { allowsAny } from './compile.js';
-import { forcedToken, type Encode } from './forced.js';
+import { forcedTokens, type Encode } from './forced.js';
 import { CLEAN, type Utf8Filter, type Utf8State } from './utf8.js';
 import { retireXGrammar, type GrammarMatcher } from './xgrammar.js';
 
@@ -18,6 +18,8 @@ export class Constraint {
   private utf8State: Utf8State = CLEAN;
   /** Set when a call into XGrammar failed: the next mask() reports it (accept() runs where it cannot throw). */
   private broken?: EngineError;
+  /** The tokens still to write of the text the grammar forces, found once for the whole text. */
+  private forced: number[] = [];
 
   constructor(
     private readonly matcher: GrammarMatcher,
@@ -25,7 +27,8 @@ export class Constraint {
     /** The XGrammar instance the matcher lives in (see xgrammarGeneration). */
     private readonly gen: number,
     private readonly vocabSize: number,
-    /** Where given, text the grammar forces is written in this encoding's tokens (see forced.ts). */
+    /** Where given, text the grammar forces is written in this encoding's tokens (see forced.ts;
+     * only for a grammar whose forced text is bounded, forced-bound.ts). */
     private readonly encode?: Encode,
   ) {}
 
@@ -57,17 +60,24 @@ export class Constraint {
     if (this.encode) this.keepForced(logits);
   }
 
-  /** Where the grammar allows one text only, leaves the first token of its own encoding alone
+  /** Where the grammar allows one text only, leaves the next token of its own encoding alone
    * allowed (unless the mask forbids that token: then every spelling the grammar allows stays). */
   private keepForced(logits: Float32Array): void {
-    let text: string;
-    try {
-      text = this.matcher.findJumpForwardString();
-    } catch (e) {
-      throw (this.broken = grammarFailure(e, this.gen));
+    if (this.forced.length === 0) {
+      let text: string;
+      try {
+        text = this.matcher.findJumpForwardString();
+      } catch (e) {
+        throw (this.broken = grammarFailure(e, this.gen));
+      }
+      this.forced = forcedTokens(text, this.encode!);
     }
-    const id = forcedToken(text, this.encode!);
-    if (id === undefined || !(logits[id]! > -Infinity)) return;
+    const id = this.forced[0];
+    if (id === undefined) return;
+    if (!(logits[id]! > -Infinity)) {
+      this.forced = [];
+      return;
+    }
     const kept = logits[id]!;
     logits.fill(-Infinity);
     logits[id] = kept;
@@ -77,6 +87,9 @@ export class Constraint {
   accept(id: number): boolean {
     if (this.disposed || this.broken) return false;
     if (this.utf8) this.utf8State = this.utf8.next(this.utf8State, id);
+    // Past the forced token, the rest of the forced text is still forced; past any other, found again.
+    if (this.forced[0] === id) this.forced.shift();
+    else this.forced = [];
     try {
       return this.matcher.acceptToken(id);
     } catch (e) {

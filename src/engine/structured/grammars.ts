@@ -7,6 +7,7 @@ import { Constraint } from './constraint.js';
 import { checkGrammarSpec } from './limits.js';
 import { grammarTrial } from './trial.js';
 import type { Encode } from './forced.js';
+import { jumpForwardIsBounded } from './forced-bound.js';
 import type { Utf8Filter } from './utf8.js';
 import { createTokenizerInfo, vocabInfo, type TokenizerJson, type VocabInfo } from './tokenizer-info.js';
 import {
@@ -66,11 +67,13 @@ export class Grammars {
     cached.users++;
     let matcher: GrammarMatcher;
     let gen: number;
+    let forcedText: boolean;
     try {
       const c = await cached.compiled.catch((e: unknown) => {
         throw cannotUse(spec.param, e);
       });
       gen = c.gen;
+      forcedText = c.boundedJumpForward;
       matcher = await withReason(() => c.xg.GrammarMatcher.createGrammarMatcher(c.grammar), gen).catch((e: unknown) => {
         throw cannotUse(spec.param, e);
       });
@@ -90,7 +93,7 @@ export class Grammars {
       // `root ::= root`: no text, not even an empty one, is ever complete.
       throw new EngineError('invalid_value', `The grammar in '${spec.param}' cannot be used: it matches no output at all.`, spec.param);
     }
-    return new Constraint(matcher, this.utf8, gen, this.vocabSize, this.encode);
+    return new Constraint(matcher, this.utf8, gen, this.vocabSize, forcedText ? this.encode : undefined);
   }
 
   /** Grammars in the cache now (at most GRAMMAR_CACHE_SIZE). */
@@ -172,7 +175,16 @@ export class Grammars {
     await trial?.run(spec, this.key, () => this.vocabInfo());
     const once = async () => {
       const { xg, compiler, gen } = await this.start();
-      return { grammar: await withReason(() => compileWith(xg, compiler, spec), gen), xg, gen };
+      const grammar = await withReason(() => compileWith(xg, compiler, spec), gen);
+      const text = await withReason(async () => {
+        const g = grammar.grammar();
+        try {
+          return g.toString();
+        } finally {
+          g.dispose();
+        }
+      }, gen);
+      return { grammar, xg, gen, boundedJumpForward: jumpForwardIsBounded(text) };
     };
     // What compiled in the trial compiles here too, unless this instance was already broken
     // (it has been retired by the failure): then once more, on a fresh one.
@@ -184,6 +196,8 @@ interface Compiled {
   grammar: CompiledGrammar;
   xg: XGrammar;
   gen: number;
+  /** Whether its text forced in any state is short enough to ask XGrammar for (see forced-bound.ts). */
+  boundedJumpForward: boolean;
 }
 
 /** A cache entry: the compile, and the constraint() calls still waiting to make a matcher from it. */
