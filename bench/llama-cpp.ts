@@ -61,7 +61,7 @@ function fingerprint(w: ReturnType<typeof benchChat>): string {
   return h.digest('hex');
 }
 
-async function fileFingerprint(path: string): Promise<string | undefined> {
+export async function fileFingerprint(path: string): Promise<string | undefined> {
   if (!existsSync(path)) return undefined;
   try {
     const info = await readGgufFileInfo(path, { readTensorInfo: false, logWarnings: false, ignoreKeys: ['tokenizer.ggml.tokens', 'tokenizer.ggml.merges', 'tokenizer.ggml.token_type'] });
@@ -88,7 +88,7 @@ export async function benchGgufs(types: readonly LlamaGgufType[] = GGUF_TYPES, l
 }
 
 /** Deterministic word-like text (the same kind of filler as run.ts's). */
-function filler(seed: number, words: number): string {
+export function filler(seed: number, words: number): string {
   const list = ['the', 'river', 'stone', 'light', 'quiet', 'market', 'winter', 'garden', 'table', 'window', 'signal', 'paper'];
   let x = seed;
   return Array.from({ length: words }, () => {
@@ -110,7 +110,7 @@ export function promptOfLength(enc: BpeEncoder, tokens: number, seed: number): n
 const chatIds = (enc: BpeEncoder, text: string) => enc.encode(`<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`);
 
 /** Evaluates `tokens` into the sequence and returns the greedy next token. */
-async function next(seq: LlamaContextSequence, tokens: readonly number[]): Promise<number> {
+export async function next(seq: LlamaContextSequence, tokens: readonly number[]): Promise<number> {
   const last = tokens.length - 1;
   const res = await seq.controlledEvaluate(tokens.map((t, i) => (i === last ? [t as Token, { generateNext: { token: true } }] : (t as Token))));
   const tok = res[last]?.next.token;
@@ -119,7 +119,7 @@ async function next(seq: LlamaContextSequence, tokens: readonly number[]): Promi
 }
 
 /** One greedy request on a fresh sequence state: times of the first token and of the end. */
-async function request(seq: LlamaContextSequence, prompt: readonly number[], maxTokens: number): Promise<{ total: number; decode: number }> {
+export async function request(seq: LlamaContextSequence, prompt: readonly number[], maxTokens: number): Promise<{ total: number; decode: number }> {
   await seq.clearHistory();
   const t0 = performance.now();
   let tok = await next(seq, prompt);
@@ -145,7 +145,7 @@ async function decodeAfter(seq: LlamaContextSequence, prompt: readonly number[],
 }
 
 /** 8 sequences in lockstep: every step queues the 8 evaluations in one turn (one batch in llama.cpp). */
-async function lockstep(seqs: LlamaContextSequence[], prompts: number[][], maxTokens: number): Promise<number> {
+export async function lockstep(seqs: LlamaContextSequence[], prompts: number[][], maxTokens: number): Promise<number> {
   await Promise.all(seqs.map((s) => s.clearHistory()));
   const t0 = performance.now();
   let toks = await Promise.all(seqs.map((s, i) => next(s, prompts[i]!)));
