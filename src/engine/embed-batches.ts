@@ -1,8 +1,7 @@
 // An embeddings request runs in micro-batches: a padded batch's activations grow with
 // rows × width (and attention's with rows × width²), and onnxruntime keeps what a run took
-// for the runs after it. One request of 2,048 inputs run as one batch took a server from
-// about 200 MiB to 2.2 GiB (issue 31); in batches of a few thousand padded tokens it stays
-// within a few tens of MiB of idle.
+// for the runs after it. One request of 2,048 short inputs run as one batch took a server
+// about 1 GiB above idle (issue 31); in micro-batches, about 80 MiB (npm run bench:memory).
 import type { Embedder } from './models/encoder.js';
 
 /** How much one embedding run takes at most: rows, and rows × the longest row's tokens. */
