@@ -1,12 +1,15 @@
 // npm run bench: throughput, TTFT, HTTP overhead and the bandwidth bound on the
 // bench preset model, all in one run on this machine. Writes bench/results.json
-// and bench/chart.svg. Figures are medians; ratios are taken within this run.
+// and bench/chart.svg. Figures are medians; ratios are taken within this run. Beside the bench
+// model, a model with a real vocabulary (real-vocab.ts: the Qwen-shaped q4f16, 151,936 tokens)
+// and llama.cpp on the same weights.
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { env as hf, pipeline } from '@huggingface/transformers';
 import OpenAI from 'openai';
 import { FIXTURES_DIR, writeFixtures } from '../models/index.js';
+import type { QwenShapedSize } from '../models/exports/qwen-shaped.js';
 import { startNodeEngine } from '../src/engine/client/node.js';
 import type { SamplingParams } from '../src/engine/protocol.js';
 import { serve } from '../src/front/node/serve.js';
@@ -15,6 +18,7 @@ import { measureCeilings, measureFormCeilings, openGraphTimer, type FormCeilings
 import { barChart, stack } from './chart.js';
 import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
 import { hearthVsLlamaCpp, llamaCppTable, measureLlamaCpp } from './llama-cpp.js';
+import { measureRealVocab, realVocabTable } from './real-vocab.js';
 import { perStep, readLoop } from './step-breakdown.js';
 
 const MODEL = 'svc/bench-chat';
@@ -426,6 +430,12 @@ async function main() {
   const llamaCpp = await measureLlamaCpp({ maxTokens: MAX_TOKENS, repeats: REPEATS, longPrompt: forms.fp32?.long_prompt_tokens, log });
   const vsLlamaCpp = hearthVsLlamaCpp(forms, llamaCpp);
 
+  // A real vocabulary (issue 30 §4): the Qwen-shaped q4f16 (151,936 tokens; BENCH_REAL_VOCAB=full,
+  // the 0.5B shapes, by default; mid or small for a twin with fewer or smaller layers; off to skip),
+  // with its step loop per row, its graph alone at each batch and llama.cpp's Q4_0 of its weights.
+  const realVocabSize = process.env.BENCH_REAL_VOCAB ?? 'full';
+  const realVocab = realVocabSize === 'off' ? undefined : await measureRealVocab({ size: realVocabSize as QwenShapedSize, maxTokens: MAX_TOKENS, repeats: REPEATS, log });
+
   const bandwidth = copyBandwidth();
   const bound = bandwidth / weightBytes;
   const batch1 = tput[1].perStreamDecode;
@@ -454,6 +464,7 @@ async function main() {
     forms_engine_alone: forms,
     peers: { llama_cpp: llamaCpp },
     vs_llama_cpp: vsLlamaCpp,
+    ...(realVocab ? { real_vocab: realVocab } : {}),
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(directTimes)), overhead: round(pairedOverhead, 4), pairs: http.length },
     grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },
@@ -480,6 +491,8 @@ async function main() {
         ]),
       ),
       'grammar masking < 10% of a bench-model step (batch 1 and 8)': grammarMask[0]!.fraction_of_bench_step[1] < 0.1 && grammarMask[0]!.fraction_of_bench_step[8] < 0.1,
+      // Issue 30: on a real vocabulary (real_vocab), per-row host time and q4 against llama.cpp's Q4_0 (null: a figure is missing).
+      ...realVocab?.targets,
     },
   });
   writeFileSync(join(BENCH, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -500,6 +513,17 @@ async function main() {
       ...Object.entries(breakdown[8].phases_ms).filter(([, ms]) => ms >= 0.005).map(([phase, ms]) => ({ label: phase, value: ms })),
       { label: 'outside the loop', value: Math.max(0, breakdown[8].client_step_ms - breakdown[8].loop_ms), note: 'main thread, messages', color: '#888' },
     ]),
+    ...(realVocab
+      ? [
+          barChart(`Real vocabulary: ${realVocab.model.fixture}, q4 (${(realVocab.model.file_bytes / 1e6).toFixed(0)} MB), against llama.cpp Q4_0`, 'tok/s', [
+            ...realVocab.settings.streams.flatMap((c) => [
+              { label: `Hearth, ${c} stream${c > 1 ? 's' : ''}`, value: realVocab.hearth[c]!.aggregate_tokens_per_s },
+              { label: `llama.cpp, ${c === 1 ? 'one request' : `${c} in lockstep`}`, value: (c === 1 ? realVocab.llama_cpp.forms.Q4_0?.best.batch1_tokens_per_s : realVocab.llama_cpp.forms.Q4_0?.best.concurrent_tokens_per_s[c]) ?? 0, color: '#888' },
+              { label: `graph alone, batch ${c}`, value: realVocab.graph_alone[c]!.tokens_per_s, note: 'ceiling: no engine', color: '#4a7bd0' },
+            ]),
+          ]),
+        ]
+      : []),
     barChart('Time to first token of a short request', 'ms', [
       { label: 'idle server', value: fairness.idle_ms, color: '#888' },
       { label: 'while 8 streams decode', value: fairness.under_8_streams_ms },
@@ -509,6 +533,7 @@ async function main() {
   log(`wrote bench/results.json and bench/chart.svg`);
   console.log(JSON.stringify(results, null, 2));
   console.log(`\n${llamaCppTable(llamaCpp, vsLlamaCpp)}`);
+  if (realVocab) console.log(`\n${realVocabTable(realVocab)}`);
 }
 
 await main();
