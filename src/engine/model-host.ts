@@ -232,7 +232,7 @@ export class ModelHost {
         : await Encoder.load(this.backend, folder, entry);
       return { codec, encoder };
     }
-    const lm = await CausalLM.load(this.backend, folder, entry);
+    const lm = await CausalLM.load(this.backend, folder, entry, { headTopK: this.opts.headTopK });
     try {
       await lm.warmUp();
     } catch (e) {
@@ -248,7 +248,7 @@ export class ModelHost {
     const check = fused ? await this.backend.fusedAttentionWorkarounds?.() : undefined;
     const maxBatch = check?.oneRowPerRun ? 1 : undefined;
     const prefillChunk = check?.maxNewTokens;
-    const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk });
+    const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk, wholeRows: this.opts.sampleFrom === 'whole-rows' });
     return { codec, lm, scheduler, thinks, workarounds: check?.applied.length ? check.applied : undefined };
   }
 }

@@ -6,4 +6,12 @@ export interface EngineOptions {
   kvCacheMb?: number;
   /** Fetches hub-sourced models (Node: into the data dir); without it only local folders load. */
   hub?: HubFetcher;
+  /**
+   * How a step's logits reach the sampler (benchmarks compare them): 'candidates' (the
+   * default: each row's best 64 from the sampling head, whole rows only where needed) or
+   * 'whole-rows' (every row read whole, as before the head).
+   */
+  sampleFrom?: 'candidates' | 'whole-rows';
+  /** The sampling head's top-K on the device: one TopK over the row, or by blocks (default: single on CPUs, blocked on GPUs). */
+  headTopK?: 'single' | 'blocked';
 }

@@ -15,6 +15,8 @@ export interface SchedulerOptions {
   maxBatch?: number;
   /** Most prompt tokens prefilled between two decode steps (over all the sequences admitted in that turn). */
   prefillChunk?: number;
+  /** Every row sampled from its whole row of logits (benchmarks' "before"), not from its candidates. */
+  wholeRows?: boolean;
 }
 
 export interface SchedulerStats {
@@ -188,7 +190,7 @@ export class Scheduler {
     }
     this.timings.lap('prefix_cache', t);
     try {
-      const finished = await sampleRows(done, this.timings, (seq, row) => this.advance(seq, row));
+      const finished = await sampleRows(done, this.timings, (seq, row) => this.advance(seq, row), this.opts.wholeRows);
       for (const { seq } of done) {
         if (finished.has(seq)) this.dropSeqKv(seq);
         else this.joining.push(seq);
@@ -226,7 +228,7 @@ export class Scheduler {
     this.timings.rows += this.batch.length;
     let done: Set<Sequence>;
     try {
-      done = await sampleRows(this.batch.map((seq, index) => ({ seq, logits, index })), this.timings, (seq, row) => this.advance(seq, row));
+      done = await sampleRows(this.batch.map((seq, index) => ({ seq, logits, index })), this.timings, (seq, row) => this.advance(seq, row), this.opts.wholeRows);
     } finally {
       logits.dispose();
     }

@@ -6,7 +6,7 @@ import type { StepTimings } from '../step-timings.js';
 import { createModelSession, joinPath, onnxFileFor, readJson } from './files.js';
 import { readGraphOps } from './graph-ops.js';
 import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
-import { LogitsHead, StepLogits } from './logits-head.js';
+import { LogitsHead, StepLogits, type HeadTopK } from './logits-head.js';
 import { LOGITS_POSITION_INPUT, logitsPositionEdit } from './logits-pick.js';
 
 /** One sequence's logits in a run: row `index` of `step`. */
@@ -40,7 +40,7 @@ export class CausalLM {
     readonly eosIds: number[],
   ) {}
 
-  static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<CausalLM> {
+  static async load(backend: Backend, folder: string, entry: CatalogEntry, opts: { headTopK?: HeadTopK } = {}): Promise<CausalLM> {
     const config = await readJson<LlmConfig>(backend, joinPath(folder, 'config.json'));
     if (!config) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
@@ -56,7 +56,7 @@ export class CausalLM {
     try {
       const ops = await readGraphOps(backend, joinPath(folder, onnxFileFor(entry, backend.device)));
       io = readDecoderInterface(session, config, 'logits', ops);
-      head = await LogitsHead.open(backend, logitsWidth(session) ?? config.vocab_size, io.logitsType);
+      head = await LogitsHead.open(backend, logitsWidth(session) ?? config.vocab_size, io.logitsType, opts.headTopK);
     } catch (e) {
       await session.release();
       throw e;

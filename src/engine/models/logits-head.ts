@@ -74,9 +74,9 @@ export class LogitsHead {
     readonly topK: HeadTopK,
   ) {}
 
-  static async open(backend: Backend, vocab: number, logitsType: 'float32' | 'float16'): Promise<LogitsHead> {
+  static async open(backend: Backend, vocab: number, logitsType: 'float32' | 'float16', chosen?: HeadTopK): Promise<LogitsHead> {
     // One TopK over the row on the CPU (a selection there); by blocks on a GPU (a sort there).
-    const topK: HeadTopK = backend.device === 'cpu' || backend.device === 'wasm' ? 'single' : 'blocked';
+    const topK: HeadTopK = chosen ?? (backend.device === 'cpu' || backend.device === 'wasm' ? 'single' : 'blocked');
     const session = await backend.createSession(logitsHeadGraph(vocab, logitsType, topK));
     return new LogitsHead(backend, session, vocab, topK);
   }

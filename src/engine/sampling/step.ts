@@ -21,10 +21,10 @@ export type Advance = (seq: Sequence, row: RowLogits) => boolean | 'whole-row';
  * past the candidates) then read their whole row, masked by their grammar. Returns the
  * sequences that finished.
  */
-export async function sampleRows(rows: RowToSample[], timings: StepTimings, advance: Advance): Promise<Set<Sequence>> {
+export async function sampleRows(rows: RowToSample[], timings: StepTimings, advance: Advance, wholeRows = false): Promise<Set<Sequence>> {
   const done = new Set<Sequence>();
   const whole: RowToSample[] = [];
-  const byCandidates = rows.filter((r) => (r.seq.wantsWholeRow(HEAD_CANDIDATES) ? (whole.push(r), false) : true));
+  const byCandidates = rows.filter((r) => (wholeRows || r.seq.wantsWholeRow(HEAD_CANDIDATES) ? (whole.push(r), false) : true));
   for (const [logits, group] of byStep(byCandidates)) {
     const t0 = performance.now();
     const temperatures = group.map((r) => r.seq.normaliserTemperature);
