@@ -7,8 +7,16 @@
 // - a model of realistic size (random weights with Qwen2.5-0.5B's shapes, the builder's fused
 //   q4f16, models/exports/qwen-shaped.ts), written here at run time, on Hearth (the same three
 //   ways) and on transformers.js (the same file and device, sequential requests);
+// - for the 0.5B-shaped model also (issue 30 §4): the step loop's time per row in each Hearth
+//   section (host time a row: all but the graph's runs); the graph's own rate at 1, 8 and 16 rows
+//   (bench/graph-rate.ts: decode steps at a short context, the cache fed back as device buffers,
+//   the logits read to the host), on WebGPU and on the CPU; and, where `python3 -c "import torch"`
+//   works (HEARTH_BENCH_PYTHON names another interpreter), a PyTorch peer at 1, 8 and 16 streams
+//   (bench/pytorch-peer.py: fp16, eager, Qwen2 of the same shapes, random weights);
 // - the targets: Hearth's batch-1 decode ≥ transformers.js's, 8 streams ≥ 5× transformers.js's
-//   sequential rate, WebGPU faster than the CPU on the 0.5B-shaped model.
+//   sequential rate, WebGPU faster than the CPU on the 0.5B-shaped model; and issue 30's: one
+//   stream's decode, 8 and 16 streams each ≥ 85% of the graph's own rate at that batch, time to
+//   first token at 8 streams ≤ 2.5× one stream's (idle), host time ≤ 0.1 ms a row.
 // The engine alone (no worker, no HTTP), prefix cache off. Each section runs in a child process
 // of its own with a time limit, so that a native abort, a hang or a missing WebGPU adapter costs
 // that section only (its error string is recorded) and the file is always written; it is
@@ -50,16 +58,20 @@ const SETTINGS = QUICK
       bench_model: { new_tokens: 2, rounds: 1, streams: [1, 2, 4], prompt_words: 2, round_cap_s: 60 },
       qwen: { new_tokens: 3, rounds: 1, streams: [1, 8, 16], prompt_words: 2, round_cap_s: 60 },
       transformers_js: { new_tokens: 3, requests: 1, prompt_words: 2 },
+      graph_rate: { steps: 3, batches: [1, 8, 16] },
+      pytorch: { new_tokens: 3, rounds: 1, streams: [1, 8, 16] },
       budget_s: 1500,
     }
   : {
       bench_model: { new_tokens: 32, rounds: 3, streams: [1, 8, 16], prompt_words: 12, round_cap_s: 8 },
       qwen: { new_tokens: 64, rounds: 3, streams: [1, 8, 16], prompt_words: 12, round_cap_s: 12 },
       transformers_js: { new_tokens: 64, requests: 3, prompt_words: 12 },
-      budget_s: 360,
+      graph_rate: { steps: 64, batches: [1, 8, 16] },
+      pytorch: { new_tokens: 64, rounds: 3, streams: [1, 8, 16] },
+      budget_s: 480,
     };
 // --tokens / --rounds override every section's (for trying a single section by hand).
-for (const s of [SETTINGS.bench_model, SETTINGS.qwen, SETTINGS.transformers_js] as { new_tokens: number; rounds?: number; requests?: number }[]) {
+for (const s of [SETTINGS.bench_model, SETTINGS.qwen, SETTINGS.transformers_js, SETTINGS.pytorch] as { new_tokens: number; rounds?: number; requests?: number }[]) {
   if (args.tokens) s.new_tokens = Number(args.tokens);
   if (args.rounds && s.rounds !== undefined) s.rounds = Number(args.rounds);
   if (args.rounds && s.requests !== undefined) s.requests = Number(args.rounds);
@@ -93,13 +105,36 @@ interface WriteSpec {
   what: 'bench' | 'qwen';
   small: boolean;
 }
-type ChildSpec = HearthSpec | TransformersSpec | WriteSpec;
+/** The graph alone: decode steps at each batch (graph-rate.ts). */
+interface GraphRateSpec {
+  kind: 'graph_rate';
+  file: string;
+  device: 'webgpu' | 'cpu';
+  batches: number[];
+  prompt_tokens: number;
+  steps: number;
+}
+/** The PyTorch peer (pytorch-peer.py) on the Qwen-shaped model's dimensions. */
+interface PytorchSpec {
+  kind: 'pytorch';
+  python: string;
+  device?: string;
+  dtype?: string;
+  dims: Record<string, number>;
+  vocab: number;
+  streams: number[];
+  new_tokens: number;
+  prompt_tokens: number;
+  rounds: number;
+}
+type ChildSpec = HearthSpec | TransformersSpec | WriteSpec | GraphRateSpec | PytorchSpec;
 
 /** One engine on one device: for each stream count, `rounds` rounds of that many requests at once. */
 async function hearthSection(s: HearthSpec, partial: (figures: object) => void): Promise<object> {
   const { nodeBackend } = await import('../src/backends/node.js');
   const { createEngine } = await import('../src/engine/engine.js');
   const { modelsSettled } = await import('../src/runtime.js');
+  const { perRow } = await import('./step-breakdown.js');
   const device = s.target === 'cpu' ? 'cpu' : 'webgpu';
   const engine = createEngine(nodeBackend(device, { kvOnDevice: s.target !== 'webgpu_kv_host' }), { kvCacheMb: 0 });
   const model = 'bench/model';
@@ -141,8 +176,10 @@ async function hearthSection(s: HearthSpec, partial: (figures: object) => void):
   };
   if (!QUICK) await once(1, 4); // warm-up: shaders, pools
   const figures: Record<string, unknown> = { load_ms: round(loadMs) };
+  const loop = async () => (await engine.stats!()).models[0]!;
   for (const streams of s.streams) {
     const rounds = [];
+    const before = await loop();
     const started = performance.now();
     // At least one round; more while this stream count has spent less than its cap.
     while (rounds.length < s.rounds && (rounds.length === 0 || performance.now() - started < s.round_cap_s * 1000)) {
@@ -156,10 +193,12 @@ async function hearthSection(s: HearthSpec, partial: (figures: object) => void):
       spread_aggregate: [round(Math.min(...rounds.map((r) => r.aggregate))), round(Math.max(...rounds.map((r) => r.aggregate)))],
       prompt_tokens: rounds[0]!.prompt,
       new_tokens_per_request: Math.min(...rounds.flatMap((r) => r.tokens)),
+      // The step loop per row sampled (decode rows and first tokens): host time a row is all but the graph's runs.
+      step_breakdown: perRow(before, await loop(), streams * rounds.length),
     };
     figures[`streams_${streams}`] = f;
     partial(figures); // what a timeout leaves
-    log(`  ${streams} stream(s): ${f.aggregate_tokens_per_s} tok/s aggregate, ${f.per_stream_decode_tokens_per_s} tok/s decode per stream, TTFT ${f.ttft_ms} ms (${f.rounds} round(s))`);
+    log(`  ${streams} stream(s): ${f.aggregate_tokens_per_s} tok/s aggregate, ${f.per_stream_decode_tokens_per_s} tok/s decode per stream, TTFT ${f.ttft_ms} ms (${f.rounds} round(s)); host ${f.step_breakdown.host_ms_per_row} ms a row (${f.step_breakdown.host_ms_per_row_without_head} without the sampling head's run), ${JSON.stringify(f.step_breakdown.phases_ms_per_row)}`);
   }
   const stats = (await engine.stats?.())?.models[0];
   figures.engine = { kv_device_reads: stats?.kv_device_reads, decode_steps: stats?.decode_steps, decode_rows: stats?.decode_rows, step_ms: stats?.step_ms };
@@ -213,6 +252,31 @@ async function transformersSection(s: TransformersSpec): Promise<object> {
   return f;
 }
 
+/** The graph's own decode rate at each batch, on the section's device. */
+async function graphRateSection(s: GraphRateSpec): Promise<object> {
+  const { graphDecodeRates } = await import('./graph-rate.js');
+  const rates = await graphDecodeRates(s.file, { device: s.device, batches: s.batches, promptTokens: s.prompt_tokens, steps: s.steps });
+  for (const r of Object.values(rates)) log(`  batch ${r.batch}: ${r.step_ms} ms a step, ${r.tokens_per_s} tok/s`);
+  return Object.fromEntries(Object.values(rates).map((r) => [`batch_${r.batch}`, r]));
+}
+
+/** The PyTorch peer: pytorch-peer.py's JSON (its last line of output). */
+async function pytorchSection(s: PytorchSpec): Promise<object> {
+  const d = s.dims;
+  const argv = [
+    join(import.meta.dirname, 'pytorch-peer.py'),
+    '--hidden', d.hidden, '--layers', d.layers, '--heads', d.heads, '--kv-heads', d.kvHeads, '--head-dim', d.headDim,
+    '--intermediate', d.intermediate, '--vocab', s.vocab, '--streams', s.streams.join(','), '--new-tokens', s.new_tokens,
+    '--prompt-tokens', s.prompt_tokens, '--rounds', s.rounds, ...(s.device ? ['--device', s.device] : []), ...(s.dtype ? ['--dtype', s.dtype] : []),
+  ].map(String);
+  const out = execFileSync(s.python, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 << 20 });
+  const result = JSON.parse(out.trim().split('\n').at(-1)!) as { engine: string; streams: Record<string, { aggregate_tokens_per_s: number; ttft_ms: number }> };
+  log(`  ${result.engine}: ${Object.entries(result.streams).map(([c, f]) => `${c} stream(s) ${f.aggregate_tokens_per_s} tok/s, TTFT ${f.ttft_ms} ms`).join('; ')}`);
+  // streams_N keys, as the Hearth sections have them.
+  const { streams, ...rest } = result;
+  return { ...rest, ...Object.fromEntries(Object.entries(streams).map(([c, f]) => [`streams_${c}`, f])) };
+}
+
 async function writeSection(s: WriteSpec): Promise<object> {
   const { FIXTURES_DIR } = await import('../models/index.js');
   const t0 = performance.now();
@@ -242,7 +306,12 @@ async function writeSection(s: WriteSpec): Promise<object> {
 if (args.child) {
   const spec = JSON.parse(args.spec!) as ChildSpec;
   const partial = (figures: object) => writeFileSync(args.result!, JSON.stringify({ ...figures, partial: true }));
-  const result = spec.kind === 'hearth' ? await hearthSection(spec, partial) : spec.kind === 'transformers_js' ? await transformersSection(spec) : await writeSection(spec);
+  const result =
+    spec.kind === 'hearth' ? await hearthSection(spec, partial)
+    : spec.kind === 'transformers_js' ? await transformersSection(spec)
+    : spec.kind === 'graph_rate' ? await graphRateSection(spec)
+    : spec.kind === 'pytorch' ? await pytorchSection(spec)
+    : await writeSection(spec);
   writeFileSync(args.result!, JSON.stringify(result));
   process.exit(0);
 }
@@ -319,11 +388,11 @@ const results: Record<string, any> = {
   },
   settings: {
     ...SETTINGS, budget_s: BUDGET_S,
-    notes: 'Engine alone (no worker, no HTTP), prefix cache off, greedy, EOS ignored (the random models never emit it anyway). aggregate = all streams\' new tokens / wall time of the round (prefill included); per-stream decode = (new tokens - 1) / (last token - first token), median over streams; figures are medians over rounds (at least one; more while a stream count has spent less than round_cap_s). The 0.5B-shaped model runs at 1 and 8 streams on the CPU and with the KV through the host. transformers.js: one request after another, same file, prompt ids from its own chat template; its decode rate from its streamer\'s token times. Left out of Qwen2.5: the q/k/v biases; rope_theta 10000 (theirs 1e6) and a 4096-position rotary cache.',
+    notes: 'Engine alone (no worker, no HTTP), prefix cache off, greedy, EOS ignored (the random models never emit it anyway). aggregate = all streams\' new tokens / wall time of the round (prefill included); per-stream decode = (new tokens - 1) / (last token - first token), median over streams; figures are medians over rounds (at least one; more while a stream count has spent less than round_cap_s). The 0.5B-shaped model runs at 1 and 8 streams on the CPU and with the KV through the host. transformers.js: one request after another, same file, prompt ids from its own chat template; its decode rate from its streamer\'s token times. Left out of Qwen2.5: the q/k/v biases; rope_theta 10000 (theirs 1e6) and a 4096-position rotary cache. step_breakdown (each Hearth section, each stream count): the step loop\'s ms per row sampled (decode rows and first tokens) by phase; host_ms_per_row = feeds + logits + repack + mask + sample + emit + yield (all but graph and prefill; prefix cache off), and without logits (the sampling head\'s run). graph_alone: the model file alone on the same provider, a batch of prompts as long as Hearth\'s prefilled once, then decode steps with the cache fed back (device buffers on WebGPU) and the logits read to the host; tokens_per_s = batch x 1000 / median step ms. pytorch: bench/pytorch-peer.py, fp16 eager Qwen2 of the same dimensions (with q/k/v biases), random weights, one batch of that many prompts; aggregate includes prefill, TTFT from a one-token generate of the same batch.',
   },
   webgpu_adapter: null,
   bench_model: {},
-  qwen2_5_0_5b_shaped: { hearth: {}, transformers_js: {} },
+  qwen2_5_0_5b_shaped: { hearth: {}, transformers_js: {}, graph_alone: {}, pytorch: {} },
   targets: {},
   sections: [] as object[],
 };
@@ -334,15 +403,19 @@ const adapterProblem = await webgpuAdapterProblem(30_000);
 results.webgpu_adapter = adapterProblem ?? 'found';
 log(`WebGPU: ${adapterProblem ?? 'adapter found'}`);
 
-async function record(where: Record<string, unknown>, key: string, name: string, spec: ChildSpec, timeoutS: number) {
-  const webgpu = (spec.kind === 'hearth' && spec.target !== 'cpu') || (spec.kind === 'transformers_js' && spec.device === 'webgpu');
+async function record(where: Record<string, unknown>, key: string, name: string, spec: ChildSpec | { skipped: string }, timeoutS: number) {
+  const webgpu =
+    'kind' in spec &&
+    ((spec.kind === 'hearth' && spec.target !== 'cpu') || (spec.kind === 'transformers_js' && spec.device === 'webgpu') || (spec.kind === 'graph_rate' && spec.device === 'webgpu'));
   // The models are written whatever --sections says (at once when they are there already).
-  const r =
+  const r: Record<string, unknown> =
     wanted && !name.startsWith('write_') && !wanted.some((w) => name.startsWith(w))
       ? { skipped: 'not among --sections' }
-      : webgpu && adapterProblem
-        ? { error: adapterProblem }
-        : await section(name, spec, timeoutS);
+      : !('kind' in spec)
+        ? spec
+        : webgpu && adapterProblem
+          ? { error: adapterProblem }
+          : await section(name, spec, timeoutS);
   where[key] = r;
   (results.sections as object[]).push({ name, ...('error' in r ? { error: r.error } : 'skipped' in r ? { skipped: r.skipped } : { ok: true }), seconds: r.section_s ?? 0 });
   save();
@@ -363,6 +436,35 @@ const hearth = (folder: string, dtype: string, target: Target, s: typeof SETTING
   kind: 'hearth', folder, dtype, target, streams, new_tokens: s.new_tokens, rounds: s.rounds, prompt_words: s.prompt_words, round_cap_s: s.round_cap_s,
 });
 const tjs = (device: 'webgpu' | 'cpu'): TransformersSpec => ({ kind: 'transformers_js', folder: qwenFolder, dtype: 'q4f16', device, ...SETTINGS.transformers_js });
+/** The prompt length Hearth's 0.5B-shaped sections measured (the graph and PyTorch get prompts as long). */
+const qwenPrompt = (): number => (Q.hearth.webgpu_kv_device?.streams_1?.prompt_tokens ?? Q.hearth.cpu?.streams_1?.prompt_tokens ?? 40) as number;
+const graphRate = (device: 'webgpu' | 'cpu') => (): GraphRateSpec => ({
+  kind: 'graph_rate', file: join(qwenFolder, 'onnx', 'model_q4f16.onnx'), device, batches: SETTINGS.graph_rate.batches, prompt_tokens: qwenPrompt(), steps: SETTINGS.graph_rate.steps,
+});
+// The PyTorch peer where the machine has torch (and, but for --quick, CUDA: the peer is the GPU's).
+const PYTHON = process.env.HEARTH_BENCH_PYTHON ?? 'python3';
+function torchOnThisMachine(): { cuda: boolean } | { problem: string } {
+  try {
+    const out = execFileSync(PYTHON, ['-c', 'import torch; print(torch.cuda.is_available())'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    return { cuda: out.trim().endsWith('True') };
+  } catch (e) {
+    const why = (e as { stderr?: string }).stderr?.trim().split('\n').at(-1) ?? String(e);
+    return { problem: `${PYTHON} -c "import torch" failed: ${why}` };
+  }
+}
+const pytorch = (): PytorchSpec | { skipped: string } => {
+  const torch = torchOnThisMachine();
+  if ('problem' in torch) return { skipped: torch.problem };
+  if (!torch.cuda && !QUICK) return { skipped: 'torch sees no CUDA device (the peer is a GPU figure)' };
+  const spec = (Q.model as { dims?: Record<string, number> & { vocab: number } }).dims;
+  if (!spec) return { skipped: 'the model was not written' };
+  const { vocab, ...dims } = spec;
+  return {
+    kind: 'pytorch', python: PYTHON, dims: dims as Record<string, number>, vocab, prompt_tokens: qwenPrompt(), ...SETTINGS.pytorch,
+    // Without CUDA (--quick only): the CPU, in float32 (torch's CPU matmuls may lack float16).
+    ...(torch.cuda ? {} : { device: 'cpu', dtype: 'float32' }),
+  };
+};
 
 // Most wanted first, so that a run cut short by its budget still has the targets.
 const q = SETTINGS.qwen;
@@ -374,10 +476,14 @@ for (const [form, f] of Object.entries(forms)) results.bench_model[form] = { ...
 const B = results.bench_model;
 const bm = SETTINGS.bench_model;
 const benchFolder = (form: keyof typeof forms) => join(FIXTURES_DIR, forms[form].fixture);
-const plan: [Record<string, unknown>, string, string, ChildSpec, number][] = [
+// A spec may be made when its turn comes (from figures of the sections before it).
+const plan: [Record<string, unknown>, string, string, ChildSpec | (() => ChildSpec | { skipped: string }), number][] = [
   [Q.hearth, 'webgpu_kv_device', 'qwen_hearth_webgpu_kv_device', hearth(qwenFolder, 'q4f16', 'webgpu_kv_device', q), 150],
+  [Q.graph_alone, 'webgpu', 'qwen_graph_webgpu', graphRate('webgpu'), 90],
+  [Q.pytorch, 'gpu', 'qwen_pytorch', pytorch, 180],
   [Q.transformers_js, 'webgpu', 'qwen_transformers_js_webgpu', tjs('webgpu'), 120],
   [Q.hearth, 'cpu', 'qwen_hearth_cpu', hearth(qwenFolder, 'q4f16', 'cpu', q, [1, 8]), 120],
+  [Q.graph_alone, 'cpu', 'qwen_graph_cpu', graphRate('cpu'), 90],
   [B.plain, 'webgpu_kv_device', 'bench_plain_webgpu_kv_device', hearth(benchFolder('plain'), 'fp32', 'webgpu_kv_device', bm), 90],
   [B.fused, 'webgpu_kv_device', 'bench_fused_webgpu_kv_device', hearth(benchFolder('fused'), 'fp32', 'webgpu_kv_device', bm), 90],
   [B.plain, 'webgpu_kv_host', 'bench_plain_webgpu_kv_host', hearth(benchFolder('plain'), 'fp32', 'webgpu_kv_host', bm), 90],
@@ -395,7 +501,7 @@ for (const [where, key, name, spec, timeoutS] of plan) {
     save();
     continue;
   }
-  await record(where, key, name, spec, QUICK ? Math.max(timeoutS, 400) : timeoutS);
+  await record(where, key, name, typeof spec === 'function' ? spec() : spec, QUICK ? Math.max(timeoutS, 400) : timeoutS);
 }
 results.fixtures_written = fixtures.bench;
 
@@ -429,6 +535,50 @@ for (const [streams, what] of [[1, 'per_stream_decode_tokens_per_s'], [8, 'aggre
     gpu, cpu, 1, { webgpu_tokens_per_s: gpu, cpu_tokens_per_s: cpu },
   );
 }
+// Issue 30 (DESIGN.md "Real-size models at GPU speed"): against the graph's own rate in this run.
+function atMost(description: string, value: number | undefined, limit: number | undefined, detail: object) {
+  if (value === undefined || limit === undefined) return { description, met: null, why: 'a figure it needs is missing (see its section\'s error)', ...detail };
+  return { description, ...detail, value, limit: round(limit, 4), met: value <= limit };
+}
+const HD = Q.hearth.webgpu_kv_device as Fig;
+const graphRateAt = (device: 'webgpu' | 'cpu', batch: number): number | undefined => Q.graph_alone[device]?.[`batch_${batch}`]?.tokens_per_s;
+for (const [streams, what] of [[1, 'per_stream_decode_tokens_per_s'], [8, 'aggregate_tokens_per_s'], [16, 'aggregate_tokens_per_s']] as const) {
+  results.targets[`qwen_streams_${streams}_vs_graph_webgpu`] = target(
+    `Hearth ${streams === 1 ? "one stream's decode" : `${streams} streams (aggregate)`} at least 85% of the graph's own rate at batch ${streams} (WebGPU, cache on the device, this run)`,
+    rate(HD, streams, what), graphRateAt('webgpu', streams), 0.85,
+    { hearth_tokens_per_s: rate(HD, streams, what), graph_tokens_per_s: graphRateAt('webgpu', streams) },
+  );
+}
+results.targets.qwen_ttft_8_streams_vs_idle_webgpu = atMost(
+  "Time to first token at 8 streams at most 2.5x one stream's (idle), WebGPU",
+  HD?.streams_8?.ttft_ms, HD?.streams_1?.ttft_ms === undefined ? undefined : 2.5 * HD.streams_1.ttft_ms,
+  { ttft_8_streams_ms: HD?.streams_8?.ttft_ms, ttft_idle_ms: HD?.streams_1?.ttft_ms },
+);
+for (const streams of SETTINGS.qwen.streams) {
+  const b = HD?.[`streams_${streams}`]?.step_breakdown;
+  results.targets[`qwen_host_per_row_streams_${streams}_webgpu`] = atMost(
+    `Host time at most 0.1 ms a row (all but the graph's runs), WebGPU, ${streams} stream${streams > 1 ? 's' : ''}`,
+    b?.host_ms_per_row, 0.1, { host_ms_per_row_without_head: b?.host_ms_per_row_without_head, logits_ms_per_row: b?.phases_ms_per_row?.logits },
+  );
+}
+// Hearth against what the graph allows, and against PyTorch, at each batch (no target; for the record).
+const shares: Record<string, unknown> = {};
+for (const device of ['webgpu', 'cpu'] as const) {
+  const h = Q.hearth[device === 'webgpu' ? 'webgpu_kv_device' : 'cpu'] as Fig;
+  for (const streams of SETTINGS.graph_rate.batches) {
+    const g = graphRateAt(device, streams);
+    const mine = rate(h, streams, streams === 1 ? 'per_stream_decode_tokens_per_s' : 'aggregate_tokens_per_s');
+    if (g !== undefined && mine !== undefined) shares[`${device}_streams_${streams}`] = round(mine / g, 2);
+  }
+}
+results.qwen_share_of_graph_rate = shares;
+const vsTorch: Record<string, unknown> = {};
+for (const streams of SETTINGS.pytorch.streams) {
+  const theirs = (Q.pytorch.gpu as Fig)?.[`streams_${streams}`]?.aggregate_tokens_per_s;
+  const mine = rate(HD, streams, 'aggregate_tokens_per_s');
+  if (theirs !== undefined && mine !== undefined) vsTorch[`streams_${streams}`] = round(mine / theirs, 2);
+}
+results.qwen_hearth_webgpu_vs_pytorch = vsTorch;
 // What keeping the cache on the device is worth (no target; for the record).
 const kv: Record<string, unknown> = {};
 for (const [label, where] of [['bench_plain', B.plain], ['bench_fused', B.fused], ['qwen', Q.hearth]] as const) {
