@@ -218,6 +218,35 @@ export function bestOf(byThreads: Record<number, PeerRun>): PeerRun & { threads:
   };
 }
 
+// ------------------------------------------------------------------------ ratios and targets --
+
+type Ratio = { hearth: number; llama_cpp: number; llama_cpp_threads: number; ratio: number };
+
+/**
+ * Hearth ÷ llama.cpp's Q4_0 at its best thread count (one stream: a whole request, and its
+ * decode; N concurrent: aggregate against N in lockstep), and the targets: host time ≤ 0.1 ms a
+ * row at each stream count; ≥ 0.8× at one stream and ≥ 1.0× at 8 concurrent (null: no figure).
+ */
+export function againstLlamaCpp(hearth: Record<number, Pick<StreamFigures, 'aggregate_tokens_per_s' | 'per_stream_decode_tokens_per_s'> & { step_breakdown: { host_ms_per_row: number } }>, q4: (PeerRun & { threads: Record<string, number> }) | undefined) {
+  const vsLlama: Record<string, Ratio> = {};
+  const fig = (ours: number, theirs: number, threads: number): Ratio => ({ hearth: ours, llama_cpp: theirs, llama_cpp_threads: threads, ratio: round(ours / theirs) });
+  const streams = Object.keys(hearth).map(Number);
+  if (q4) {
+    if (hearth[1]) {
+      vsLlama['1 stream'] = fig(hearth[1].aggregate_tokens_per_s, q4.batch1_tokens_per_s, q4.threads.batch1!);
+      vsLlama['1 stream, decode'] = fig(hearth[1].per_stream_decode_tokens_per_s, q4.batch1_decode_tokens_per_s, q4.threads.batch1_decode!);
+    }
+    for (const c of streams.filter((x) => x > 1 && q4.concurrent_tokens_per_s[x] !== undefined)) {
+      vsLlama[`${c} concurrent`] = fig(hearth[c]!.aggregate_tokens_per_s, q4.concurrent_tokens_per_s[c]!, q4.threads[`concurrent_${c}`]!);
+    }
+  }
+  const targets: Record<string, boolean | null> = {};
+  for (const c of streams) targets[`real vocab: host time <= 0.1 ms a row (${c} stream${c > 1 ? 's' : ''})`] = hearth[c]!.step_breakdown.host_ms_per_row <= 0.1;
+  targets['real vocab: q4 >= 0.8x llama.cpp Q4_0 at one stream'] = vsLlama['1 stream'] ? vsLlama['1 stream'].ratio >= 0.8 : null;
+  targets['real vocab: q4 >= 1.0x llama.cpp Q4_0 at 8 concurrent'] = vsLlama['8 concurrent'] ? vsLlama['8 concurrent'].ratio >= 1 : null;
+  return { vsLlama, targets };
+}
+
 // -------------------------------------------------------------------------------- the whole --
 
 export type RealVocabResults = Awaited<ReturnType<typeof measureRealVocab>>;
@@ -237,20 +266,8 @@ export async function measureRealVocab(options: Partial<RealVocabOptions> = {}) 
   o.log(`real vocab, graph alone: ${o.streams.map((c) => `batch ${c} ${graph[c]!.step_ms} ms a step, ${graph[c]!.tokens_per_s} tok/s`).join('; ')}`);
   const peer = await llamaCpp(o.size, o);
 
-  // Hearth ÷ the graph and ÷ llama.cpp's Q4_0 (best of its thread counts), and the targets.
-  const q4 = peer.forms.Q4_0?.best;
   const vsGraph = Object.fromEntries(o.streams.map((c) => [c, round(h.streams[c]!.aggregate_tokens_per_s / graph[c]!.tokens_per_s)]));
-  const vsLlama: Record<string, { hearth: number; llama_cpp: number; llama_cpp_threads: number; ratio: number }> = {};
-  if (q4) {
-    const fig = (ours: number, theirs: number, threads: number) => ({ hearth: ours, llama_cpp: theirs, llama_cpp_threads: threads, ratio: round(ours / theirs) });
-    vsLlama['1 stream'] = fig(h.streams[1]?.aggregate_tokens_per_s ?? NaN, q4.batch1_tokens_per_s, q4.threads.batch1!);
-    vsLlama['1 stream, decode'] = fig(h.streams[1]?.per_stream_decode_tokens_per_s ?? NaN, q4.batch1_decode_tokens_per_s, q4.threads.batch1_decode!);
-    for (const c of o.streams.filter((x) => x > 1)) vsLlama[`${c} concurrent`] = fig(h.streams[c]!.aggregate_tokens_per_s, q4.concurrent_tokens_per_s[c]!, q4.threads[`concurrent_${c}`]!);
-  }
-  const targets: Record<string, boolean | null> = {};
-  for (const c of o.streams) targets[`real vocab: host time <= 0.1 ms a row (${c} stream${c > 1 ? 's' : ''})`] = h.streams[c]!.step_breakdown.host_ms_per_row <= 0.1;
-  targets['real vocab: q4 >= 0.8x llama.cpp Q4_0 at one stream'] = vsLlama['1 stream'] ? vsLlama['1 stream'].ratio >= 0.8 : null;
-  targets['real vocab: q4 >= 1.0x llama.cpp Q4_0 at 8 concurrent'] = vsLlama['8 concurrent'] ? vsLlama['8 concurrent'].ratio >= 1 : null;
+  const { vsLlama, targets } = againstLlamaCpp(h.streams, peer.forms.Q4_0?.best);
 
   return {
     model: {
