@@ -12,7 +12,9 @@
 //   (bench/graph-rate.ts: decode steps at a short context, the cache fed back as device buffers,
 //   the logits read to the host), on WebGPU and on the CPU; and, where `python3 -c "import torch"`
 //   works (HEARTH_BENCH_PYTHON names another interpreter), a PyTorch peer at 1, 8 and 16 streams
-//   (bench/pytorch-peer.py: fp16, eager, Qwen2 of the same shapes, random weights);
+//   (bench/pytorch-peer.py: fp16, eager, Qwen2 of the same shapes, random weights); and Hearth on
+//   WebGPU again with every row read whole (sampleFrom 'whole-rows': per-row host time before the
+//   sampling head);
 // - the targets: Hearth's batch-1 decode ≥ transformers.js's, 8 streams ≥ 5× transformers.js's
 //   sequential rate, WebGPU faster than the CPU on the 0.5B-shaped model; and issue 30's: one
 //   stream's decode, 8 and 16 streams each ≥ 85% of the graph's own rate at that batch, time to
@@ -90,6 +92,8 @@ interface HearthSpec {
   rounds: number;
   prompt_words: number;
   round_cap_s: number;
+  /** The engine's sampleFrom: 'whole-rows' reads every row whole (the path before the sampling head). */
+  sample_from?: 'candidates' | 'whole-rows';
 }
 interface TransformersSpec {
   kind: 'transformers_js';
@@ -136,7 +140,7 @@ async function hearthSection(s: HearthSpec, partial: (figures: object) => void):
   const { modelsSettled } = await import('../src/runtime.js');
   const { perRow } = await import('./step-breakdown.js');
   const device = s.target === 'cpu' ? 'cpu' : 'webgpu';
-  const engine = createEngine(nodeBackend(device, { kvOnDevice: s.target !== 'webgpu_kv_host' }), { kvCacheMb: 0 });
+  const engine = createEngine(nodeBackend(device, { kvOnDevice: s.target !== 'webgpu_kv_host' }), { kvCacheMb: 0, ...(s.sample_from ? { sampleFrom: s.sample_from } : {}) });
   const model = 'bench/model';
   const t0 = performance.now();
   await engine.load([{
@@ -484,6 +488,8 @@ const plan: [Record<string, unknown>, string, string, ChildSpec | (() => ChildSp
   [Q.transformers_js, 'webgpu', 'qwen_transformers_js_webgpu', tjs('webgpu'), 120],
   [Q.hearth, 'cpu', 'qwen_hearth_cpu', hearth(qwenFolder, 'q4f16', 'cpu', q, [1, 8]), 120],
   [Q.graph_alone, 'cpu', 'qwen_graph_cpu', graphRate('cpu'), 90],
+  // Per-row host time before the sampling head: every row read whole (sampleFrom 'whole-rows').
+  [Q.hearth, 'webgpu_kv_device_whole_rows', 'qwen_hearth_webgpu_whole_rows', { ...hearth(qwenFolder, 'q4f16', 'webgpu_kv_device', { ...q, rounds: 1 }), sample_from: 'whole-rows' }, 120],
   [B.plain, 'webgpu_kv_device', 'bench_plain_webgpu_kv_device', hearth(benchFolder('plain'), 'fp32', 'webgpu_kv_device', bm), 90],
   [B.fused, 'webgpu_kv_device', 'bench_fused_webgpu_kv_device', hearth(benchFolder('fused'), 'fp32', 'webgpu_kv_device', bm), 90],
   [B.plain, 'webgpu_kv_host', 'bench_plain_webgpu_kv_host', hearth(benchFolder('plain'), 'fp32', 'webgpu_kv_host', bm), 90],

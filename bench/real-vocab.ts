@@ -3,11 +3,11 @@
 // speed"): the Qwen-shaped fused q4f16 (models/exports/qwen-shaped.ts: Qwen2.5's 151,936-token
 // vocabulary and tokenizer, its 0.5B shapes or a twin with fewer layers), written at run time.
 // The bench model's 512-token vocabulary hid what a row of logits costs the host; this measures it:
-// - Hearth (the engine in its worker, no HTTP, prefix cache off, greedy) at 1, 8 and 16 streams:
-//   aggregate tok/s, per-stream decode, time to first token, and the step loop's time per row
-//   by phase (engine.stats()), host time per row (all but the graph's runs) with and without the
-//   sampling head's run; the same rows again with every row's whole row read (the fallback path,
-//   forced by a presence penalty of 1e-9: the path every row took before the sampling head);
+// - Hearth (the engine alone, in this process as bench:device runs it: no worker, no HTTP, prefix
+//   cache off, greedy) at 1, 8 and 16 streams: aggregate tok/s, per-stream decode, time to first
+//   token, and the step loop's time per row by phase (engine.stats()), host time per row (all but
+//   the graph's runs) with and without the sampling head's run; the same again on an engine with
+//   sampleFrom 'whole-rows' (every row read whole: the path before the sampling head);
 // - the graph alone at each batch (graph-rate.ts: the same prompt and new tokens, cache fed back);
 // - llama.cpp (node-llama-cpp's CPU binary) on GGUF files of the same weights (Q4_0, which is the
 //   q4f16 export's own layout, and optionally F16), at 1 and 2 threads: one request, and 8 and 16
@@ -23,7 +23,9 @@ import { FIXTURES_DIR } from '../models/index.js';
 import { QWEN_SHAPED_SEED, qwenShapedFixture, qwenShapedSpec, writeQwenShaped, type QwenShapedSize } from '../models/exports/qwen-shaped.js';
 import { writeQwenShapedGguf } from '../models/gguf/qwen-shaped.js';
 import type { LlamaGgufType } from '../models/gguf/llama.js';
-import { startNodeEngine } from '../src/engine/client/node.js';
+import { nodeBackend } from '../src/backends/node.js';
+import { createEngine } from '../src/engine/engine.js';
+import type { EngineOptions } from '../src/engine/options.js';
 import type { SamplingParams } from '../src/engine/protocol.js';
 import { modelsSettled } from '../src/runtime.js';
 import { graphDecodeRates, type GraphRate } from './graph-rate.js';
@@ -66,8 +68,9 @@ export interface StreamFigures {
 
 // ------------------------------------------------------------------------------------ Hearth --
 
-async function hearth(folder: string, o: RealVocabOptions) {
-  const engine = startNodeEngine({ kvCacheMb: 0 });
+/** One engine (sampling from candidates, or from whole rows) at each stream count. */
+async function hearthWith(folder: string, o: RealVocabOptions, sampleFrom: NonNullable<EngineOptions['sampleFrom']>, repeats: number) {
+  const engine = createEngine(nodeBackend('cpu'), { kvCacheMb: 0, sampleFrom });
   const id = 'bench/real-vocab';
   await engine.load([{ id, task: 'chat', class: 'bench', context_length: 4096, source: folder, dtype: { cpu: 'q4f16' }, price: { input_per_1m: 0, output_per_1m: 0 } }]);
   await modelsSettled(engine);
@@ -103,8 +106,8 @@ async function hearth(folder: string, o: RealVocabOptions) {
     for (const c of o.streams) {
       const before = await loop();
       const rounds = [];
-      for (let r = 0; r < o.repeats; r++) rounds.push(await roundOf(c, r, base));
-      const breakdown = perRow(before, await loop(), c * o.repeats);
+      for (let r = 0; r < repeats; r++) rounds.push(await roundOf(c, r, base));
+      const breakdown = perRow(before, await loop(), c * repeats);
       streams[c] = {
         aggregate_tokens_per_s: round(median(rounds.map((x) => x.aggregate))),
         per_stream_decode_tokens_per_s: round(median(rounds.map((x) => x.decode))),
@@ -114,22 +117,19 @@ async function hearth(folder: string, o: RealVocabOptions) {
         step_breakdown: breakdown,
       };
       const s = streams[c];
-      o.log(`real vocab, Hearth ${c} stream(s): ${s.aggregate_tokens_per_s} tok/s aggregate, ${s.per_stream_decode_tokens_per_s} tok/s decode a stream, TTFT ${s.ttft_ms} ms; host ${breakdown.host_ms_per_row} ms a row (${breakdown.host_ms_per_row_without_head} without the head's run), ${JSON.stringify(breakdown.phases_ms_per_row)}`);
+      o.log(`real vocab, Hearth (${sampleFrom}) ${c} stream(s): ${s.aggregate_tokens_per_s} tok/s aggregate, ${s.per_stream_decode_tokens_per_s} tok/s decode a stream, TTFT ${s.ttft_ms} ms; host ${breakdown.host_ms_per_row} ms a row (${breakdown.host_ms_per_row_without_head} without the head's run), ${JSON.stringify(breakdown.phases_ms_per_row)}`);
     }
-    // The path every row took before the sampling head: the whole row read and scanned.
-    const wholeRows: Record<number, ReturnType<typeof perRow> & { aggregate_tokens_per_s: number }> = {};
-    if (o.wholeRows) {
-      for (const c of o.streams) {
-        const before = await loop();
-        const r = await roundOf(c, 500, { ...base, presence_penalty: 1e-9 });
-        wholeRows[c] = { ...perRow(before, await loop(), c), aggregate_tokens_per_s: round(r.aggregate) };
-        o.log(`real vocab, Hearth ${c} stream(s), whole rows: host ${wholeRows[c].host_ms_per_row} ms a row, ${JSON.stringify(wholeRows[c].phases_ms_per_row)}`);
-      }
-    }
-    return { streams, whole_rows: wholeRows };
+    return streams;
   } finally {
-    await engine.terminate();
+    await engine.dispose();
   }
+}
+
+async function hearth(folder: string, o: RealVocabOptions) {
+  const streams = await hearthWith(folder, o, 'candidates', o.repeats);
+  // The path every row took before the sampling head, one round a stream count.
+  const wholeRows: Record<number, StreamFigures> = o.wholeRows ? await hearthWith(folder, o, 'whole-rows', 1) : {};
+  return { streams, whole_rows: wholeRows };
 }
 
 // --------------------------------------------------------------------------------- llama.cpp --
@@ -275,9 +275,9 @@ export async function measureRealVocab(options: Partial<RealVocabOptions> = {}) 
       dims: { ...spec.dims, vocab: spec.vocabSize, tied_embeddings: true },
       form: "onnxruntime-genai builder's fused q4f16 (GroupQueryAttention, MatMulNBits block 32, 4-bit tied embeddings, float16 activations and KV)",
     },
-    settings: { max_tokens: o.maxTokens, repeats: o.repeats, streams: o.streams, engine: 'worker, no HTTP, prefix cache off, greedy, EOS ignored' },
+    settings: { max_tokens: o.maxTokens, repeats: o.repeats, streams: o.streams, engine: 'the engine alone in this process (no worker, no HTTP), prefix cache off, greedy, EOS ignored; whole rows: sampleFrom whole-rows, one round' },
     hearth: h.streams,
-    /** Host time a row when every row reads its whole row (the fallback path; before the sampling head, every row's). */
+    /** The same with every row read whole (sampleFrom 'whole-rows': the path before the sampling head). */
     hearth_whole_rows: h.whole_rows,
     graph_alone: graph,
     hearth_vs_graph: vsGraph,
@@ -309,7 +309,8 @@ export function realVocabTable(r: RealVocabResults): string {
   for (const p of phases) row(`  ${p}`, (c) => r.hearth[c]?.step_breakdown.phases_ms_per_row[p]);
   row('  host a row (all but graph)', (c) => r.hearth[c]?.step_breakdown.host_ms_per_row);
   row('  host a row, head run apart', (c) => r.hearth[c]?.step_breakdown.host_ms_per_row_without_head);
-  row('  host a row, whole rows', (c) => r.hearth_whole_rows[c]?.host_ms_per_row);
+  row('  host a row, whole rows', (c) => r.hearth_whole_rows[c]?.step_breakdown.host_ms_per_row);
+  row('  aggregate tok/s, whole rows', (c) => r.hearth_whole_rows[c]?.aggregate_tokens_per_s);
   for (const [type, f] of Object.entries(r.llama_cpp.forms)) {
     for (const [t, x] of Object.entries(f.threads)) lines.push(`${r.llama_cpp.engine} ${type}, ${t} thread(s): one request ${x.batch1_tokens_per_s} tok/s (decode ${x.batch1_decode_tokens_per_s}); lockstep ${Object.entries(x.concurrent_tokens_per_s).map(([c, v]) => `${c}: ${v}`).join(', ')} tok/s`);
   }
