@@ -49,6 +49,17 @@ function serially<T>(fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/**
+ * onnxruntime-web runs one session at a time (its WebGPU device and WASM heap are shared):
+ * overlapping run() calls of two sessions (chat and embeddings, a model and its sampling
+ * head, a load's self-check beside another model) hang or fail ("Session already started").
+ */
+function runsSerially(session: ort.InferenceSession): InferenceSession {
+  const run = session.run.bind(session) as (...a: unknown[]) => Promise<ort.InferenceSession.ReturnType>;
+  (session as { run: unknown }).run = (...args: unknown[]) => serially(() => run(...args));
+  return session as unknown as InferenceSession;
+}
+
 export function webBackend(opts: WebBackendOptions): Backend {
   const { device } = opts;
   ort.env.wasm.wasmPaths = opts.wasmPaths;
@@ -64,7 +75,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
           // Against WASM in the same page, once.
           fusedAttentionWorkarounds: () =>
             (checked ??= checkFusedAttention(
-              (graph, on) => serially(() => ort.InferenceSession.create(graph, { executionProviders: [on === 'device' ? 'webgpu' : 'wasm'], logSeverityLevel: 3 })) as unknown as Promise<InferenceSession>,
+              async (graph, on) => runsSerially(await serially(() => ort.InferenceSession.create(graph, { executionProviders: [on === 'device' ? 'webgpu' : 'wasm'], logSeverityLevel: 3 }))),
               ort.Tensor as unknown as Backend['Tensor'],
             )),
         }
@@ -91,11 +102,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
         }),
       );
       if (device === 'webgpu') await refuseHalvesWithoutF16(session);
-      // onnxruntime-web runs one session at a time (its WebGPU device and WASM heap are
-      // shared); overlapping run() calls of two models (chat and embeddings) can hang.
-      const run = session.run.bind(session) as (...a: unknown[]) => Promise<ort.InferenceSession.ReturnType>;
-      (session as { run: unknown }).run = (...args: unknown[]) => serially(() => run(...args));
-      return session as unknown as Awaited<ReturnType<Backend['createSession']>>;
+      return runsSerially(session);
     },
     // KV repacks on the GPU the sessions run on (there once a WebGPU session exists).
     ...(device === 'webgpu'
