@@ -13,7 +13,7 @@ export async function addModels(entries: CatalogEntry[]) {
   const ids = new Set(entries.map((x) => x.id));
   for (;;) {
     const states = (await e.models()).filter((m) => ids.has(m.id));
-    if (states.every((m) => m.status !== 'starting')) return states.map((m) => ({ id: m.id, status: m.status, detail: m.detail }));
+    if (states.every((m) => m.status !== 'starting')) return states.map((m) => ({ id: m.id, status: m.status, detail: m.detail, workarounds: m.workarounds }));
     await new Promise((r) => setTimeout(r, 50));
   }
 }

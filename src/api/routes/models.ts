@@ -16,6 +16,8 @@ export function modelObject(m: ModelState) {
     status: m.status,
     // Why it failed, where a client (and the page, which has no /status) reads the model.
     ...(m.status === 'failed' && m.detail ? { status_detail: m.detail } : {}),
+    // What the device needed to run the graph right (its self-check at load), where the page reads it.
+    ...(m.workarounds ? { workarounds: m.workarounds } : {}),
   };
 }
 
