@@ -110,7 +110,8 @@ export class Sequence {
     const logprob = s.logprobs >= 0 ? this.describe(token) : undefined;
     if (logprob) this.logprobs.push(logprob);
 
-    if (!s.ignore_eos && this.limits.eosIds.includes(token.id)) return this.finish('stop', null, logprob);
+    // A grammar's end is the output's end, ignore_eos or not: nothing it accepts may follow.
+    if ((!s.ignore_eos || this.constraint) && this.limits.eosIds.includes(token.id)) return this.finish('stop', null, logprob);
     if (s.stop_token_ids.includes(token.id)) return this.finish('stop', token.id, logprob);
 
     const { emit, matched } = this.stop.push(this.decoder.push(token.id));
