@@ -27,7 +27,8 @@ function sortedFirst(row: ArrayLike<number>, k: number): number[] {
 }
 
 async function runHead(values: Float32Array, rows: number, vocab: number, type: 'float32' | 'float16', topK: HeadTopK, invT: number[]) {
-  const session = await ort.InferenceSession.create(logitsHeadGraph(vocab, type, topK));
+  // Through the backend, as the engine opens it (on Node 24 it feeds float16 as the binding reads it).
+  const session = await nodeBackend('cpu').createSession(logitsHeadGraph(vocab, type, topK));
   const data = type === 'float16' ? Uint16Array.from(values, floatToHalf) : values;
   const out = await session.run({
     logits: new ort.Tensor(type, data, [rows, 1, vocab]),
