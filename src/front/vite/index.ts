@@ -40,8 +40,9 @@ const TYPES: Record<string, string> = {
 
 /** What the engine worker imports: Vite pre-bundles them up front, since one found mid-run
  * makes it optimise again and reload the page. Hearth itself is left out of pre-bundling, or
- * its `new Worker(new URL(…, import.meta.url))` would point into Vite's cache folder. */
-const WORKER_DEPS = ['comlink', 'onnxruntime-web', '@huggingface/transformers', '@mlc-ai/web-xgrammar', 'hono', 'zod', '@mswjs/interceptors/fetch'];
+ * its `new Worker(new URL(…, import.meta.url))` would point into Vite's cache folder.
+ * protobufjs (CommonJS) reads and edits ONNX files at load (src/onnx/model-proto.ts). */
+const WORKER_DEPS = ['comlink', 'onnxruntime-web', '@huggingface/transformers', '@mlc-ai/web-xgrammar', 'hono', 'zod', '@mswjs/interceptors/fetch', 'protobufjs/light.js'];
 const PEER_DEPS = ['msw', 'msw/browser'];
 
 const require = createRequire(import.meta.url);
