@@ -6,37 +6,15 @@
 // onnxruntime has fixed it and the chunks can go.
 import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
-import { GraphBuilder } from '../../src/onnx/graph.js';
-import { TensorType } from '../../src/onnx/proto.js';
+import { fusedAttentionGraph } from '../../src/backends/fused-attention-check.js';
 import { NODE_WEBGPU_SKIP } from '../helpers/node-webgpu.js';
 
 const HEADS = 2;
 const KV_HEADS = 1;
 const HEAD_DIM = 16;
 
-function attentionGraph(): Uint8Array {
-  const g = new GraphBuilder('gqa');
-  const qkv = g.input('qkv', TensorType.FLOAT, [1, 'new', (HEADS + 2 * KV_HEADS) * HEAD_DIM]);
-  const pastKey = g.input('past_key', TensorType.FLOAT, [1, KV_HEADS, 'past', HEAD_DIM]);
-  const pastValue = g.input('past_value', TensorType.FLOAT, [1, KV_HEADS, 'past', HEAD_DIM]);
-  const mask = g.input('attention_mask', TensorType.INT64, [1, 'total']);
-  const sum = g.node('ReduceSum', [mask, g.ints('axes', [1])], { keepdims: 0 });
-  const seqlensK = g.node('Cast', [g.node('Sub', [sum, g.ints('one', [1], [])])], { to: TensorType.INT32 });
-  const width = g.node('Gather', [g.node('Shape', [mask]), g.ints('at', [1], [])], { axis: 0 });
-  const total = g.node('Cast', [width], { to: TensorType.INT32 });
-  const positions = 128;
-  const angle = (t: number, i: number) => t / 10000 ** ((2 * i) / HEAD_DIM);
-  const cos = Float32Array.from({ length: positions * (HEAD_DIM / 2) }, (_, k) => Math.cos(angle(Math.floor(k / (HEAD_DIM / 2)), k % (HEAD_DIM / 2))));
-  const sin = Float32Array.from({ length: positions * (HEAD_DIM / 2) }, (_, k) => Math.sin(angle(Math.floor(k / (HEAD_DIM / 2)), k % (HEAD_DIM / 2))));
-  const [out] = g.contribN(
-    'GroupQueryAttention',
-    [qkv, '', '', pastKey, pastValue, seqlensK, total, g.weight('cos_cache', [positions, HEAD_DIM / 2], cos), g.weight('sin_cache', [positions, HEAD_DIM / 2], sin)],
-    { num_heads: HEADS, kv_num_heads: KV_HEADS, scale: { float: 1 / Math.sqrt(HEAD_DIM) }, local_window_size: -1, softcap: { float: 0 }, do_rotary: 1, rotary_interleaved: 0 },
-    ['output', 'present_key', 'present_value'],
-  );
-  g.output('output', out!, TensorType.FLOAT, [1, 'new', HEADS * HEAD_DIM]);
-  return g.toBytes();
-}
+/** One GroupQueryAttention node as onnxruntime-genai's builder writes it: the adapter self-check's own graph. */
+const attentionGraph = fusedAttentionGraph;
 
 /** Deterministic values in [-1, 1). */
 const values = (n: number, seed: number) => Float32Array.from({ length: n }, (_, i) => (((i * 7919 + seed * 104729) % 2000) / 1000) - 1);

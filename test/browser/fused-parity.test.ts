@@ -29,8 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportFixtureWeights } from '../../models/exports/fixtures.js';
 import { fusedLlamaGraph } from '../../models/exports/fused-graph.js';
 import { exportSeed } from '../../models/fixtures.js';
-import { GraphBuilder } from '../../src/onnx/graph.js';
-import { TensorType } from '../../src/onnx/proto.js';
+import { fusedAttentionGraph } from '../../src/backends/fused-attention-check.js';
 import { nodeBackend } from '../../src/backends/node.js';
 import { createEngine } from '../../src/engine/engine.js';
 import type { CatalogEntry, ChatMessage, SamplingParams } from '../../src/engine/protocol.js';
@@ -213,26 +212,5 @@ const KV_HEADS = 1;
 const HEAD_DIM = 16;
 const QKV = (HEADS + 2 * KV_HEADS) * HEAD_DIM;
 
-/** One GroupQueryAttention node as the builder writes it (do_rotary, seqlens_k from the mask). */
-function attentionGraph(): number[] {
-  const g = new GraphBuilder('gqa');
-  const qkv = g.input('qkv', TensorType.FLOAT, ['batch', 'new', QKV]);
-  const pastKey = g.input('past_key', TensorType.FLOAT, ['batch', KV_HEADS, 'past', HEAD_DIM]);
-  const pastValue = g.input('past_value', TensorType.FLOAT, ['batch', KV_HEADS, 'past', HEAD_DIM]);
-  const mask = g.input('attention_mask', TensorType.INT64, ['batch', 'total']);
-  const sum = g.node('ReduceSum', [mask, g.ints('axes', [1])], { keepdims: 0 });
-  const seqlensK = g.node('Cast', [g.node('Sub', [sum, g.ints('one', [1], [])])], { to: TensorType.INT32 });
-  const width = g.node('Gather', [g.node('Shape', [mask]), g.ints('at', [1], [])], { axis: 0 });
-  const total = g.node('Cast', [width], { to: TensorType.INT32 });
-  const positions = 64;
-  const angle = (t: number, i: number) => t / 10000 ** ((2 * i) / HEAD_DIM);
-  const cache = (f: (x: number) => number) => Float32Array.from({ length: positions * (HEAD_DIM / 2) }, (_, k) => f(angle(Math.floor(k / (HEAD_DIM / 2)), k % (HEAD_DIM / 2))));
-  const [out] = g.contribN(
-    'GroupQueryAttention',
-    [qkv, '', '', pastKey, pastValue, seqlensK, total, g.weight('cos_cache', [positions, HEAD_DIM / 2], cache(Math.cos)), g.weight('sin_cache', [positions, HEAD_DIM / 2], cache(Math.sin))],
-    { num_heads: HEADS, kv_num_heads: KV_HEADS, scale: { float: 1 / Math.sqrt(HEAD_DIM) }, local_window_size: -1, softcap: { float: 0 }, do_rotary: 1, rotary_interleaved: 0 },
-    ['output', 'present_key', 'present_value'],
-  );
-  g.output('output', out!, TensorType.FLOAT, ['batch', 'new', HEADS * HEAD_DIM]);
-  return Array.from(g.toBytes());
-}
+/** One GroupQueryAttention node as the builder writes it: the adapter self-check's own graph. */
+const attentionGraph = (): number[] => Array.from(fusedAttentionGraph());
