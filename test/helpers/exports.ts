@@ -2,7 +2,19 @@
 // transformers.js as the reference they are checked against.
 import { AutoModelForCausalLM, AutoTokenizer, Tensor, env, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { FIXTURES_DIR, writeFixtures } from '../../models/index.js';
-import type { ChatMessage } from '../../src/engine/protocol.js';
+import { join } from 'node:path';
+import type { CatalogEntry, ChatMessage } from '../../src/engine/protocol.js';
+
+/** A catalog entry for one export fixture's file of `dtype` on the CPU. */
+export const exportEntry = (fixtures: string, name: string, dtype: string): CatalogEntry => ({
+  id: `svc/${name}`,
+  task: 'chat',
+  class: 'tiny',
+  context_length: 4096,
+  source: join(fixtures, name),
+  dtype: { cpu: dtype },
+  price: { input_per_1m: 0, output_per_1m: 0 },
+});
 
 /** Every (fixture, dtype) pair the export fixtures hold. */
 export const EXPORT_VARIANTS = [

@@ -9,9 +9,8 @@ import type { InferenceSession } from '../../src/backends/types.js';
 import { createModelSession } from '../../src/engine/models/files.js';
 import { decodeModelProto, encodeModelProto, int64Number, opsetVersion } from '../../src/onnx/model-proto.js';
 import { MessageWriter, concatChunks } from '../../src/onnx/proto.js';
-import type { CatalogEntry } from '../../src/engine/protocol.js';
 import { floats, promptRows, rightPaddedFeeds } from '../helpers/decoder-feeds.js';
-import { exportFixtures } from '../helpers/exports.js';
+import { exportEntry, exportFixtures } from '../helpers/exports.js';
 
 let fixtures: string;
 beforeAll(async () => {
@@ -20,15 +19,7 @@ beforeAll(async () => {
 
 // One intra-op thread: the two sessions must compute in the same order to agree bit for bit.
 const backend = nodeBackend('cpu', { threads: 1 });
-const entry = (name: string, dtype: string): CatalogEntry => ({
-  id: `svc/${name}`,
-  task: 'chat',
-  class: 'tiny',
-  context_length: 4096,
-  source: join(fixtures, name),
-  dtype: { cpu: dtype },
-  price: { input_per_1m: 0, output_per_1m: 0 },
-});
+const entry = (name: string, dtype: string) => exportEntry(fixtures, name, dtype);
 const roundTrip = (bytes: Uint8Array) => encodeModelProto(decodeModelProto(bytes));
 
 async function outputs(session: InferenceSession): Promise<Record<string, Float32Array>> {

@@ -83,13 +83,8 @@ export class LogitsHead {
 
   /** The best candidates of `rows` (flattened rows of `logits`), with each row's normaliser at its temperature where `temperatures` is given. */
   async candidates(logits: Tensor, rows: number[], temperatures: number[] | null): Promise<RowCandidates[]> {
-    const { Tensor } = this.backend;
-    const inv = Float32Array.from(rows, (_, i) => (temperatures ? 1 / temperatures[i] : 1));
     const fetch = temperatures ? ['values', 'indices', 'lse'] : ['values', 'indices'];
-    const out = await this.session.run(
-      { logits, rows: new Tensor('int64', BigInt64Array.from(rows, BigInt), [rows.length]), inv_temperature: new Tensor('float32', inv, [rows.length]) },
-      fetch,
-    );
+    const out = await this.session.run(this.feeds(logits, rows, temperatures), fetch);
     const values = out.values.data as Float32Array;
     const indices = out.indices.data as BigInt64Array;
     const lse = temperatures ? (out.lse.data as Float32Array) : null;
@@ -106,13 +101,15 @@ export class LogitsHead {
   async whole(logits: Tensor, rows: number[]): Promise<Float32Array[]> {
     const vocab = this.vocab;
     if (logits.location === 'cpu' || logits.location === undefined) return rows.map((r) => toFloat32(logits, r * vocab, (r + 1) * vocab));
-    const { Tensor } = this.backend;
-    const out = await this.session.run(
-      { logits, rows: new Tensor('int64', BigInt64Array.from(rows, BigInt), [rows.length]), inv_temperature: new Tensor('float32', new Float32Array(rows.length).fill(1), [rows.length]) },
-      ['whole'],
-    );
+    const out = await this.session.run(this.feeds(logits, rows, null), ['whole']);
     const data = out.whole.data as Float32Array;
     return rows.map((_, i) => data.subarray(i * vocab, (i + 1) * vocab));
+  }
+
+  private feeds(logits: Tensor, rows: number[], temperatures: number[] | null): Record<string, Tensor> {
+    const { Tensor } = this.backend;
+    const inv = Float32Array.from(rows, (_, i) => (temperatures ? 1 / temperatures[i]! : 1));
+    return { logits, rows: new Tensor('int64', BigInt64Array.from(rows, BigInt), [rows.length]), inv_temperature: new Tensor('float32', inv, [rows.length]) };
   }
 
   async dispose(): Promise<void> {

@@ -37,9 +37,12 @@ export type RowLogits = { candidates: RowCandidates } | { whole: Float32Array };
  * whole row too (sampleToken returns null).
  */
 export function needsWholeRow(params: SamplerParams, counts: ReadonlyMap<number, number>, candidates: number): boolean {
-  const penalised = counts.size > 0 && (params.presence_penalty !== 0 || params.frequency_penalty !== 0);
-  return penalised || params.logprobs > candidates;
+  return isPenalised(params, counts) || params.logprobs > candidates;
 }
+
+/** Presence or frequency penalties apply once tokens have been generated. */
+const isPenalised = (p: SamplerParams, counts: ReadonlyMap<number, number>): boolean =>
+  counts.size > 0 && (p.presence_penalty !== 0 || p.frequency_penalty !== 0);
 
 /** A temperature so small that logits / t overflow (5e-324 passes the API's 0–2 check) is greedy in effect. */
 export const isGreedy = (params: Pick<SamplerParams, 'temperature'>): boolean => !(params.temperature >= 1e-6);
@@ -185,7 +188,7 @@ function lastDrawable(c: RowCandidates): number {
 }
 
 function penalise(logits: Float32Array, p: SamplerParams, counts: ReadonlyMap<number, number>, banned: readonly number[]): Float32Array {
-  const penalised = counts.size > 0 && (p.presence_penalty !== 0 || p.frequency_penalty !== 0);
+  const penalised = isPenalised(p, counts);
   if (!penalised && !banned.length) return logits;
   const scores = Float32Array.from(logits);
   if (penalised) for (const [id, n] of counts) scores[id] -= p.presence_penalty + p.frequency_penalty * n;

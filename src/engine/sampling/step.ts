@@ -24,7 +24,8 @@ export type Advance = (seq: Sequence, row: RowLogits) => boolean | 'whole-row';
 export async function sampleRows(rows: RowToSample[], timings: StepTimings, advance: Advance, wholeRows = false): Promise<Set<Sequence>> {
   const done = new Set<Sequence>();
   const whole: RowToSample[] = [];
-  const byCandidates = rows.filter((r) => (wholeRows || r.seq.wantsWholeRow(HEAD_CANDIDATES) ? (whole.push(r), false) : true));
+  const byCandidates: RowToSample[] = [];
+  for (const r of rows) (wholeRows || r.seq.wantsWholeRow(HEAD_CANDIDATES) ? whole : byCandidates).push(r);
   for (const [logits, group] of byStep(byCandidates)) {
     const t0 = performance.now();
     const temperatures = group.map((r) => r.seq.normaliserTemperature);
@@ -54,6 +55,10 @@ export async function sampleRows(rows: RowToSample[], timings: StepTimings, adva
 
 function byStep(rows: RowToSample[]): Map<StepLogits, RowToSample[]> {
   const groups = new Map<StepLogits, RowToSample[]>();
-  for (const r of rows) groups.set(r.logits, [...(groups.get(r.logits) ?? []), r]);
+  for (const r of rows) {
+    const group = groups.get(r.logits);
+    if (group) group.push(r);
+    else groups.set(r.logits, [r]);
+  }
   return groups;
 }

@@ -8,12 +8,11 @@ import { join } from 'node:path';
 import * as ortWeb from 'onnxruntime-web';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
-import type { CatalogEntry } from '../../../src/engine/protocol.js';
 import { createModelSession } from '../../../src/engine/models/files.js';
 import { LOGITS_POSITION_INPUT, logitsPositionEdit, pickLogitsPosition } from '../../../src/engine/models/logits-pick.js';
 import { GraphBuilder, TensorType } from '../../../src/onnx/graph.js';
 import { largestDifference, logitsRows, promptRows, rightPaddedFeeds } from '../../helpers/decoder-feeds.js';
-import { exportFixtures } from '../../helpers/exports.js';
+import { exportEntry, exportFixtures } from '../../helpers/exports.js';
 
 let fixtures: string;
 beforeAll(async () => {
@@ -21,15 +20,7 @@ beforeAll(async () => {
 }, 600_000);
 
 const backend = nodeBackend('cpu');
-const entry = (name: string, dtype: string): CatalogEntry => ({
-  id: `svc/${name}`,
-  task: 'chat',
-  class: 'tiny',
-  context_length: 4096,
-  source: join(fixtures, name),
-  dtype: { cpu: dtype },
-  price: { input_per_1m: 0, output_per_1m: 0 },
-});
+const entry = (name: string, dtype: string) => exportEntry(fixtures, name, dtype);
 
 // Rows of 9, 3 and 6 tokens padded on the right; the first two want their last token's
 // logits, the third a position inside its prompt (not its last).
