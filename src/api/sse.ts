@@ -16,7 +16,7 @@ export interface SseOptions {
   /** Responses-style: each event named by its `type`, no [DONE]; `failed` makes the last event of a stream that failed. */
   named?: { failed: (err: unknown) => { type: string } };
   /** What the stream has delivered: `mark()` is read as each event is queued, and `sent(mark)`
-   * hears it once the transport has taken that event (a crash record counts no more). */
+   * hears it once the transport has taken that event and written it out (a crash record counts no more). */
   progress?: SseProgress;
 }
 
@@ -87,7 +87,9 @@ export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: Sse
         if (!mark) return;
         const { value } = mark;
         mark = undefined;
-        opts.progress!.sent(value);
+        // Heard a turn later: Node's http writes a chunk corked until the next tick, so a
+        // crash record written now could count an event the socket never got.
+        setTimeout(() => opts.progress!.sent(value), 0);
       },
       cancel() {
         closed = true;

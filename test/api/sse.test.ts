@@ -14,7 +14,7 @@ describe('SSE writing', () => {
     expect(await res.text()).toBe('data: {"a":1}\n\ndata: {"b":"two\\nlines"}\n\ndata: [DONE]\n\n');
   });
 
-  test('tells progress the mark of the last event queued once the transport has taken them all, not before', async () => {
+  test('tells progress the mark of the last event queued once the transport has taken them all and had a turn to write them, not before', async () => {
     const heard: number[] = [];
     let count = 0;
     let open!: () => void;
@@ -39,6 +39,8 @@ describe('SSE writing', () => {
     expect(heard).toEqual([]); // the second still queued
     expect(await decode()).toBe('data: {"i":2}\n\n');
     const third = reader.read(); // the transport comes back: both taken
+    expect(heard).toEqual([]); // heard once the transport has had its turn to write them out
+    await new Promise((resolve) => setTimeout(resolve, 0));
     expect(heard).toEqual([2]);
     open();
     expect(await decode(third)).toBe('data: {"i":3}\n\n');
