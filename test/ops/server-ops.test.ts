@@ -83,19 +83,36 @@ describe('a running server', () => {
     const key = await createKey(dataDir);
     const server = await startServer([], dataDir);
     await waitReady(server.url);
-    const inFlight = fetch(`${server.url}/generate`, {
+    // Streamed, so the signal goes only once the request is surely in flight (its first event
+    // read); short enough to end well within the drain's deadline on a loaded machine.
+    const res = await fetch(`${server.url}/v1/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ text: 'Once upon a time', sampling_params: { max_new_tokens: 1200, ignore_eos: true, temperature: 0 } }),
+      body: JSON.stringify({
+        model: 'svc/tiny-chat',
+        prompt: 'Once upon a time',
+        max_tokens: 300,
+        ignore_eos: true,
+        temperature: 0,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
-    await new Promise((r) => setTimeout(r, 300));
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value, { stream: true });
     const exit = server.stop('SIGTERM');
     await new Promise((r) => setTimeout(r, 100));
     await expect(fetch(`${server.url}/health`)).rejects.toThrow();
-    const res = await inFlight;
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { meta_info: { completion_tokens: number; finish_reason: { type: string } } };
-    expect(body.meta_info).toMatchObject({ completion_tokens: 1200, finish_reason: { type: 'length' } });
+    for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
+    const chunks = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)) as { choices: { finish_reason: string | null }[]; usage?: { completion_tokens: number } | null });
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean)).toEqual(['length']);
+    expect(chunks.at(-1)!.usage?.completion_tokens).toBe(300);
     expect(await exit).toBe(0);
     const lines = jsonLines(server.output());
     expect(lines.some((l) => l.msg === 'shutting down: draining in-flight requests')).toBe(true);
