@@ -1,6 +1,7 @@
 // Builds each fixture's files in memory and writes them atomically (temp folder, rename).
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { crossEncoderFixtureFiles, RERANK_EXPORTS, TINY_RERANK } from './bert/cross-encoder.js';
 import { bertFixtureFiles } from './bert/fixture.js';
 import { EXPORT_FIXTURES, exportFixtureFiles } from './exports/fixtures.js';
 import { fusedLlamaGraph, genaiConfig } from './exports/fused-graph.js';
@@ -49,6 +50,9 @@ export function benchChat() {
   return w;
 }
 
+/** The export-faithful cross-encoders (the exports preset). */
+export const RERANK_FIXTURES = Object.keys(RERANK_EXPORTS);
+
 export function tinyEmbed() {
   return designTinyEmbed(fixtureTokenizer(), SEED + 1);
 }
@@ -56,6 +60,7 @@ export function tinyEmbed() {
 export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   'tiny-chat': () => llamaFixtureFiles(tinyChat().weights, fixtureTokenizer()),
   'tiny-embed': () => bertFixtureFiles(tinyEmbed(), fixtureTokenizer()),
+  'tiny-rerank': () => crossEncoderFixtureFiles(TINY_RERANK, SEED + 3),
   'bench-chat': () => {
     const w = benchChat();
     // The same weights as a q4 (MatMulNBits) and an fp16 export (fp16 KV and logits), for npm run bench.
@@ -87,6 +92,8 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
     };
   },
   ...Object.fromEntries(EXPORT_FIXTURES.map((name) => [name, () => exportFixtureFiles(name, exportSeed(name))])),
+  // Cross-encoders with the interfaces of ms-marco-MiniLM and bge-reranker (bert/cross-encoder.ts).
+  ...Object.fromEntries(RERANK_FIXTURES.map((name, i) => [name, () => crossEncoderFixtureFiles(RERANK_EXPORTS[name]!, SEED + 100 + i)])),
 };
 
 /** The bench model's configuration and tokenizer with only a q4 file, quantized as `q4` says. */

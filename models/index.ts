@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fixturesDir } from '../src/paths.js';
 import { EXPORT_FIXTURES } from './exports/fixtures.js';
-import { FIXTURE_BUILDERS, writeFixtureFolder } from './fixtures.js';
+import { FIXTURE_BUILDERS, RERANK_FIXTURES, writeFixtureFolder } from './fixtures.js';
 
 /** Where the fixtures are written: models/fixtures in a checkout, the cache folder once installed. */
 export const FIXTURES_DIR = fixturesDir();
@@ -11,10 +11,10 @@ export const FIXTURES_DIR = fixturesDir();
 export type Preset = 'default' | 'bench' | 'exports';
 
 export const PRESET_FIXTURES: Record<Preset, string[]> = {
-  default: ['tiny-chat', 'tiny-embed'],
+  default: ['tiny-chat', 'tiny-embed', 'tiny-rerank'],
   bench: ['tiny-chat', 'tiny-embed', 'bench-chat', 'bench-chat-q4-b32', 'bench-chat-q4-b32-acc4', 'bench-chat-genai'],
   /** Real tokenizers and export interfaces (parity tests against transformers.js). */
-  exports: ['tiny-chat', 'tiny-embed', ...EXPORT_FIXTURES],
+  exports: ['tiny-chat', 'tiny-embed', 'tiny-rerank', ...EXPORT_FIXTURES, ...RERANK_FIXTURES],
 };
 
 export interface WriteFixturesOptions {

@@ -179,7 +179,10 @@ function connection(): BrowserWorkerApi {
     },
     cancel: async (id) => engine?.cancel(id),
     embed: (req) => unlessDeviceLost(() => started().embed(req)),
+    score: (req) => unlessDeviceLost(() => started().score(req)),
     countTokens: (req) => ops().countTokens(req),
+    tokenize: (req) => ops().tokenize(req),
+    detokenize: (req) => ops().detokenize(req),
     // A shared engine outlives any one page: the browser ends it when its last page goes.
     dispose: async () => (kind === 'dedicated' ? engine?.dispose() : leave()),
     // Model operations: createEngine's engine has them all.

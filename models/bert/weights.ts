@@ -22,7 +22,8 @@ export interface BertLayer {
   ln2w: Float32Array; ln2b: Float32Array;
 }
 
-export interface BertWeights {
+/** The encoder alone: embeddings and layers (what a classification head or a projection sits on). */
+export interface BertEncoderWeights {
   config: BertConfig;
   word: Float32Array; // [V, h]
   position: Float32Array; // [P, h]
@@ -30,6 +31,9 @@ export interface BertWeights {
   embLnW: Float32Array;
   embLnB: Float32Array;
   layers: BertLayer[];
+}
+
+export interface BertWeights extends BertEncoderWeights {
   proj: Float32Array; // [h, out]
   projB: Float32Array; // [out]
 }

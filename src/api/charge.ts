@@ -112,6 +112,23 @@ export async function reserveEmbedding(runtime: Runtime, p: Principal, model: Mo
   return runtime.access.reserve(p, { model: model.id, maxCostUsd: costUsd(runtime, model.id, tokens, 0) });
 }
 
+/**
+ * A rerank or score request: each pair counted like a prompt (for a sandbox account, each
+ * text counted by the engine and a pair bounded by its two texts and the context; the
+ * pair's own encoding shares their special tokens, so it is never longer).
+ */
+export async function reservePairs(runtime: Runtime, p: Principal, model: ModelState, pairs: [string, string][]): Promise<Hold> {
+  const ctx = model.context_length;
+  let tokens = pairs.length * ctx;
+  if (p.sandbox && runtime.engine.countTokens) {
+    const texts = [...new Set(pairs.flat())];
+    const counts = await runtime.engine.countTokens({ model: model.id, prompts: texts.map((text) => ({ text })) });
+    const count = new Map(texts.map((t, i) => [t, counts[i]!]));
+    tokens = pairs.reduce((sum, [a, b]) => sum + Math.min(ctx, count.get(a)! + count.get(b)!), 0);
+  }
+  return runtime.access.reserve(p, { model: model.id, maxCostUsd: costUsd(runtime, model.id, tokens, 0) });
+}
+
 export function usageRecord(runtime: Runtime, model: string, u: { prompt_tokens: number; completion_tokens: number }) {
   return { model, prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, cost_usd: costUsd(runtime, model, u.prompt_tokens, u.completion_tokens) };
 }

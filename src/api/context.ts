@@ -98,18 +98,22 @@ export function requireAccess(runtime: Runtime): MiddlewareHandler<ApiEnv> {
   };
 }
 
-export type TaskUse = 'chat' | 'text' | 'embedding';
+export type TaskUse = 'chat' | 'text' | 'embedding' | 'rerank' | 'tokens';
 
 const SERVES: Record<TaskUse, ModelTask[]> = {
   chat: ['chat'],
   text: ['chat', 'completion'],
   embedding: ['embedding'],
+  rerank: ['rerank'],
+  tokens: ['chat', 'completion', 'embedding', 'rerank'],
 };
 
 const WHAT: Record<TaskUse, string> = {
   chat: 'chat completions',
   text: 'text completions',
   embedding: 'embeddings',
+  rerank: 'reranking or scores',
+  tokens: 'tokenization',
 };
 
 /** The model named in a request, refused when it cannot serve this kind of request or is not up

@@ -4,7 +4,7 @@
 import { invalidRequest } from './errors.js';
 
 export interface RequestLimits {
-  /** Inputs of one embeddings request (OpenAI's limit: 2,048). */
+  /** Inputs of one embeddings request (OpenAI's limit: 2,048), and pairs of one rerank or score. */
   embeddingInputs: number;
   /** Tokens of one embeddings request's inputs in all (OpenAI's limit: 300,000). */
   embeddingTokens: number;
@@ -25,6 +25,13 @@ export function requestLimits(o: { maxEmbeddingInputs?: number; maxEmbeddingToke
 export function checkEmbeddingInputs(count: number, limits: RequestLimits): void {
   if (count > limits.embeddingInputs) {
     throw invalidRequest(`'input' has ${count} items; one request may have at most ${limits.embeddingInputs}.`, 'input');
+  }
+}
+
+/** A rerank's documents or a score's pairs: each a row of a run, as an embedding input is. */
+export function checkPairs(count: number, limits: RequestLimits, field: string): void {
+  if (count > limits.embeddingInputs) {
+    throw invalidRequest(`'${field}' has ${count} items; one request may have at most ${limits.embeddingInputs}.`, field);
   }
 }
 

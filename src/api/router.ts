@@ -20,6 +20,10 @@ import { getModel, listModels } from './routes/models.js';
 import { statusPage } from './routes/status.js';
 import { addModel, listAdminModels, redeployModel, removeModel } from './routes/admin.js';
 import { metrics } from './routes/metrics.js';
+import { tokenize } from './routes/tokenize.js';
+import { detokenize } from './routes/detokenize.js';
+import { rerank } from './routes/rerank.js';
+import { score } from './routes/score.js';
 import { upstreamOr } from './routes/upstream.js';
 
 export type Router = Hono<ApiEnv>;
@@ -195,6 +199,12 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   route('DELETE', `${base}/responses/:id`, deleteResponse(deps));
   route('POST', `${base}/embeddings`, upstreamOr(deps, 'embedding', embeddings(deps)));
   route('POST', '/generate', upstreamOr(deps, 'generate', generate(deps)));
+  route('POST', '/tokenize', tokenize(deps));
+  route('POST', '/detokenize', detokenize(deps));
+  route('POST', `${base}/rerank`, rerank(deps));
+  if (base !== '') route('POST', '/rerank', rerank(deps));
+  if (base !== '/v2') route('POST', '/v2/rerank', rerank(deps, 'cohere-v2'));
+  route('POST', `${base}/score`, score(deps));
   route('GET', '/metrics', metrics(deps), false);
   route('GET', '/admin/models', listAdminModels(deps));
   route('POST', '/admin/models', addModel(deps));

@@ -13,7 +13,7 @@ export const upstreamSchema = z.object({
 /** One catalog entry, as catalog files (the package's and the data dir's) hold it. */
 export const catalogEntrySchema = z.object({
   id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'ids look like svc/<name>'),
-  task: z.enum(['chat', 'completion', 'embedding']),
+  task: z.enum(['chat', 'completion', 'embedding', 'rerank']),
   class: z.string(),
   context_length: z.number().int().positive(),
   source: z.string().min(1).optional(),

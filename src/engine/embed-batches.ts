@@ -47,7 +47,14 @@ class Turns {
   }
 }
 
-const turns = new WeakMap<Embedder, Turns>();
+const turns = new WeakMap<object, Turns>();
+
+/** Runs `fn` when `model`'s runs before it are done (embedders' and cross-encoders' alike). */
+export function inTurn<T>(model: object, fn: () => Promise<T>): Promise<T> {
+  let queue = turns.get(model);
+  if (!queue) turns.set(model, (queue = new Turns()));
+  return queue.run(fn);
+}
 
 /**
  * One vector per sequence of `ids`, in their order, computed in micro-batches. The vectors are
@@ -55,12 +62,10 @@ const turns = new WeakMap<Embedder, Turns>();
  * in malloc's arenas after they are freed), and one copy when it is posted to another thread.
  */
 export async function embedInBatches(encoder: Embedder, ids: number[][], limits: EmbedBatchLimits = EMBED_BATCH): Promise<Float32Array[]> {
-  let queue = turns.get(encoder);
-  if (!queue) turns.set(encoder, (queue = new Turns()));
   let all: Float32Array | undefined;
   const out = new Array<Float32Array>(ids.length);
   for (const batch of microBatches(ids.map((s) => s.length), limits)) {
-    const vectors = await queue.run(() => encoder.embed(batch.map((i) => ids[i]!)));
+    const vectors = await inTurn(encoder, () => encoder.embed(batch.map((i) => ids[i]!)));
     const dim = vectors[0]!.length;
     all ??= new Float32Array(ids.length * dim);
     batch.forEach((i, k) => {

@@ -8,6 +8,7 @@ export type { EngineOptions };
 import type {
   CatalogEntry,
   CountRequest,
+  DetokenizeRequest,
   EmbedRequest,
   EmbedResult,
   EngineApi,
@@ -16,12 +17,20 @@ import type {
   GenerateResult,
   ModelTask,
   PromptInput,
+  ScoreRequest,
+  ScoreResult,
   TokenEvent,
+  TokenizeRequest,
 } from './protocol.js';
+import { scoreInBatches } from './score-batches.js';
 import { Sequence } from './sequence.js';
 import { cachedGrammars, GRAMMAR_CACHE_SIZE, grammarsFor, setXGrammarLoader } from './structured/index.js';
 import type { TextCodec } from './text/codec.js';
 import { thinkingGate } from './thinking/index.js';
+import { detokenize, encodeChat, tokenize } from './tokens.js';
+
+/** Every task: each model has a tokenizer. */
+const ALL_TASKS: ModelTask[] = ['chat', 'completion', 'embedding', 'rerank'];
 
 /**
  * The engine as the worker exposes it: finds the model, turns the prompt into
@@ -97,13 +106,22 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     },
 
     async countTokens(req: CountRequest) {
-      const { model } = ready(req.model, ['chat', 'completion', 'embedding']);
+      const { model } = ready(req.model, ['chat', 'completion', 'embedding', 'rerank']);
       // The encoding generate and embed run, so the count is the one they will charge.
       return req.prompts.map((p) => {
         if ('tokens' in p) return p.tokens.length;
         if ('text' in p) return model.codec.encodeText(p.text).length;
         return encodeChat(model.codec, p).ids.length;
       });
+    },
+
+    // Any local model's tokenizer, whatever its task (vLLM tokenizes for every model it serves).
+    async tokenize(req: TokenizeRequest) {
+      return tokenize(ready(req.model, ALL_TASKS).model.codec, req);
+    },
+
+    async detokenize(req: DetokenizeRequest) {
+      return detokenize(ready(req.model, ALL_TASKS).model.codec, req.tokens);
     },
 
     async cancel(id: string) {
@@ -133,6 +151,16 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       });
       const data = await host.embedding(model, () => embedInBatches(model.encoder!, ids));
       return { data, prompt_tokens: total };
+    },
+
+    async score(req: ScoreRequest): Promise<ScoreResult> {
+      const { host, model } = ready(req.model, ['rerank']);
+      const { scorer, pairs } = model;
+      if (!scorer || !pairs) throw new EngineError('unsupported_task', `${req.model} cannot score pairs`, 'model');
+      // Each pair cut to the model's length (longest first) before it is counted or run.
+      const encoded = req.pairs.map(([a, b]) => pairs.encode(a, b));
+      const scores = await host.embedding(model, () => scoreInBatches(scorer, encoded));
+      return { scores: Array.from(scores), prompt_tokens: encoded.reduce((n, p) => n + p.ids.length, 0) };
     },
 
     async add(entry: CatalogEntry) {
@@ -201,16 +229,4 @@ function encodePrompt(codec: TextCodec, p: PromptInput): { ids: number[]; text: 
   if ('messages' in p) return { ...encodeChat(codec, p), param: 'messages' };
   if ('text' in p) return { ids: codec.encodeText(p.text), text: p.text, param: 'prompt' };
   return { ids: p.tokens, text: codec.decode(p.tokens), param: 'prompt' };
-}
-
-/**
- * The chat template's own refusals (Mistral's and Gemma 2's `raise_exception` on a system
- * role or on roles that do not alternate) are the request's fault: invalid_value on messages.
- */
-function encodeChat(codec: TextCodec, p: Extract<PromptInput, { messages: unknown }>): { ids: number[]; text: string } {
-  try {
-    return codec.encodeChat(p.messages, p.tools, p.template_kwargs);
-  } catch (e) {
-    throw new EngineError('invalid_value', `This model's chat template refuses these messages: ${e instanceof Error ? e.message : String(e)}`, 'messages');
-  }
 }

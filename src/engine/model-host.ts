@@ -3,6 +3,7 @@ import { isHubId } from './catalog.js';
 import { EngineError } from './errors.js';
 import type { HubFetcher } from './hub/types.js';
 import { CausalLM } from './models/causal-lm.js';
+import { CrossEncoder } from './models/cross-encoder.js';
 import { DecoderEmbedder } from './models/decoder-embedder.js';
 import { Encoder, type Embedder } from './models/encoder.js';
 import { dtypeFor, isDecoderType, validateCheckpoint } from './models/files.js';
@@ -13,6 +14,7 @@ import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
 import { releaseGrammars } from './structured/index.js';
 import { TextCodec } from './text/codec.js';
+import { PairEncoder } from './text/pairs.js';
 
 export const DEFAULT_KV_CACHE_MB = 256;
 
@@ -24,6 +26,9 @@ export interface LoadedModel {
   lm?: CausalLM;
   scheduler?: Scheduler;
   encoder?: Embedder;
+  /** A rerank model: the cross-encoder, and its pairs' encoding (template, truncation). */
+  scorer?: CrossEncoder;
+  pairs?: PairEncoder;
   /** What this device needed to run the graph right (the adapter's self-check), for /status and the load log. */
   workarounds?: string[];
 }
@@ -46,7 +51,7 @@ export class ModelHost {
   readonly created = Math.floor(Date.now() / 1000);
   /** Settles when the current load (first load or redeploy) has settled. */
   ready: Promise<void>;
-  /** Embedding calls running per instance (generations are counted by their scheduler). */
+  /** Embedding and score calls running per instance (generations are counted by their scheduler). */
   readonly #embedding = new Map<LoadedModel, number>();
   #removed = false;
 
@@ -94,7 +99,7 @@ export class ModelHost {
     return (s ? s.waiting + s.running : 0) + (this.#embedding.get(m) ?? 0);
   }
 
-  /** Counts an embedding call against the instance it runs on. */
+  /** Counts an embedding (or score) call against the instance it runs on. */
   async embedding<T>(m: LoadedModel, fn: () => Promise<T>): Promise<T> {
     this.#embedding.set(m, (this.#embedding.get(m) ?? 0) + 1);
     try {
@@ -176,6 +181,7 @@ export class ModelHost {
   async #release(m: LoadedModel): Promise<void> {
     await m.lm?.dispose().catch(() => undefined);
     await m.encoder?.dispose().catch(() => undefined);
+    await m.scorer?.dispose().catch(() => undefined);
     await releaseGrammars(m.codec).catch(() => undefined); // structured outputs
   }
 
@@ -199,6 +205,19 @@ export class ModelHost {
       const listed = weights.map((f) => `${f.file} ${size(f.bytes)}`).join(', ');
       throw new Error(`${(e as Error).message}; nothing was downloaded (${entry.source}: ${listed})`);
     }
+  }
+
+  /** A cross-encoder, run once on an empty pair: a graph that loads but cannot run fails here, not on every request. */
+  async #loadCrossEncoder(folder: string, entry: CatalogEntry, codec: TextCodec): Promise<LoadedModel> {
+    const pairs = new PairEncoder(codec.tokenizer, pairLength(entry, codec));
+    const scorer = await CrossEncoder.load(this.backend, folder, entry, codec.tokenizer.pad_token_id ?? 0);
+    try {
+      await scorer.score([pairs.encode('', '')]);
+    } catch (e) {
+      await scorer.dispose().catch(() => undefined);
+      throw new Error(`${entry.id}: the warm-up run failed, so the graph cannot be served: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return { codec, scorer, pairs };
   }
 
   async #load(entry: CatalogEntry): Promise<LoadedModel> {
@@ -232,6 +251,7 @@ export class ModelHost {
         : await Encoder.load(this.backend, folder, entry);
       return { codec, encoder };
     }
+    if (entry.task === 'rerank') return this.#loadCrossEncoder(folder, entry, codec);
     const lm = await CausalLM.load(this.backend, folder, entry, { headTopK: this.opts.headTopK });
     try {
       await lm.warmUp();
@@ -251,6 +271,12 @@ export class ModelHost {
     const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk, wholeRows: this.opts.sampleFrom === 'whole-rows' });
     return { codec, lm, scheduler, thinks, workarounds: check?.applied.length ? check.applied : undefined };
   }
+}
+
+/** The longest pair a cross-encoder takes: its context, or less where its tokenizer says so (bge-reranker: 512 of 514 positions). */
+export function pairLength(entry: CatalogEntry, codec: TextCodec): number {
+  const tokenizerMax = codec.tokenizer.model_max_length;
+  return Number.isFinite(tokenizerMax) && tokenizerMax > 0 ? Math.min(entry.context_length, tokenizerMax) : entry.context_length;
 }
 
 /** How long a redeploy lets the old instance's requests finish before cutting them. */

@@ -3,7 +3,7 @@
 // structured-clone friendly: plain objects, arrays, typed arrays. No classes.
 
 
-export type ModelTask = 'chat' | 'completion' | 'embedding';
+export type ModelTask = 'chat' | 'completion' | 'embedding' | 'rerank';
 export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed';
 export type Device = 'cpu' | 'cuda' | 'webgpu' | 'wasm';
 
@@ -231,6 +231,34 @@ export interface CountRequest {
   prompts: PromptInput[];
 }
 
+/** A prompt to turn into tokens exactly as generate, embed and countTokens encode it, with
+ * vLLM's `/tokenize` options over their defaults (see EngineApi.tokenize). */
+export interface TokenizeRequest {
+  model: string;
+  prompt: Exclude<PromptInput, { tokens: number[] }>;
+  /** Default: true for text (BOS, [CLS]…[SEP]), false for messages (the template writes its own). */
+  add_special_tokens?: boolean;
+  /** Messages only; default true, as generate renders them. */
+  add_generation_prompt?: boolean;
+  /** Also each token's vocabulary string. */
+  return_token_strs?: boolean;
+}
+
+export interface TokenizeResult {
+  tokens: number[];
+  token_strs?: string[];
+}
+
+export interface DetokenizeRequest {
+  model: string;
+  tokens: number[];
+}
+
+export interface DetokenizeResult {
+  /** The text, special tokens kept (vLLM's /detokenize). */
+  prompt: string;
+}
+
 export interface EmbedRequest {
   model: string;
   input: (string | number[])[];
@@ -244,6 +272,20 @@ export interface EmbedResult {
   prompt_tokens: number;
 }
 
+/** Pairs to score with a cross-encoder (task `rerank`). */
+export interface ScoreRequest {
+  model: string;
+  /** [query or text_1, document or text_2] each. */
+  pairs: [string, string][];
+}
+
+export interface ScoreResult {
+  /** One score a pair, in order, after the model's activation. */
+  scores: number[];
+  /** Tokens of every pair as scored (after truncation). */
+  prompt_tokens: number;
+}
+
 /** What the worker exposes. The engine client in the main thread calls it through comlink. */
 export interface EngineApi {
   /** Starts loading every entry; returns at once. Progress shows in models(). */
@@ -252,6 +294,8 @@ export interface EngineApi {
   generate(req: GenerateRequest, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
   cancel(id: string): Promise<void>;
   embed(req: EmbedRequest): Promise<EmbedResult>;
+  /** Scores each pair with a `rerank` model (a cross-encoder). */
+  score(req: ScoreRequest): Promise<ScoreResult>;
   dispose(): Promise<void>;
 
   /** Each prompt's token count exactly as generate (chat template applied) or embed (a text
@@ -259,6 +303,12 @@ export interface EngineApi {
    * Refuses what generate would refuse for the same reason (a template's own refusal, an
    * unknown or unready model). Optional: without it, admission bounds prompts by the context. */
   countTokens?(req: CountRequest): Promise<number[]>;
+  /** A prompt's tokens through the same encoding (any local model's tokenizer; messages
+   * through the chat template, refused with invalid_value on `messages` where there is none).
+   * Optional like countTokens: without it, /tokenize and /detokenize answer 400. */
+  tokenize?(req: TokenizeRequest): Promise<TokenizeResult>;
+  /** Token ids back to text; an id outside the vocabulary is invalid_value on `tokens`. */
+  detokenize?(req: DetokenizeRequest): Promise<DetokenizeResult>;
 
   // Model operations (optional: engines without them serve a fixed catalog).
 

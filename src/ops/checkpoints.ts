@@ -10,10 +10,12 @@ import {
   CheckpointError,
   DECODER_TYPES,
   ENCODER_TYPES,
+  contextLength,
   sizeClass,
   validateCheckpoint,
   type FileReader,
 } from '../engine/models/files.js';
+import { isCrossEncoderConfig, type ClassifierConfig } from '../engine/models/classifier-head.js';
 import type { CatalogEntry, Device } from '../engine/protocol.js';
 import type { AddModelRequest } from '../types.js';
 
@@ -108,7 +110,7 @@ export async function entryFromHub(req: AddModelRequest, repo: string, hubCacheD
       type ? `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')})` : 'config.json has no model_type',
     ]);
   }
-  let task: CatalogEntry['task'] = decoder ? 'completion' : 'embedding';
+  let task: CatalogEntry['task'] = decoder ? 'completion' : isCrossEncoderConfig(config as ClassifierConfig) ? 'rerank' : 'embedding';
   if (decoder) {
     const tc = JSON.parse(await readFile(join(folder, 'tokenizer_config.json'), 'utf8')) as { chat_template?: unknown };
     if (tc.chat_template || (await hubHasChatTemplateFile(repo, folder))) task = 'chat';
@@ -117,7 +119,7 @@ export async function entryFromHub(req: AddModelRequest, repo: string, hubCacheD
     id: req.id,
     task: req.task ?? task,
     class: req.class ?? sizeClass(config),
-    context_length: req.context_length ?? ((config.max_position_embeddings as number | undefined) ?? 2048),
+    context_length: req.context_length ?? contextLength(config),
     source: repo,
     ...(req.dtype ? { dtype: req.dtype } : {}),
     price: req.price ?? { input_per_1m: 0, output_per_1m: 0 },

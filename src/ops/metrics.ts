@@ -14,7 +14,7 @@ export interface Metrics {
   registry: Registry;
   observer: Observer;
   source: MetricsSource;
-  /** The engine with its generations and embeddings measured. */
+  /** The engine with its generations, embeddings and scores measured. */
   wrap<E extends EngineApi>(engine: E): E;
   /** Where model states and load figures come from at scrape time. */
   setEngine(engine: EngineApi): void;
@@ -45,13 +45,19 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
   });
   const promptTokens = new Counter({
     name: 'hearth_prompt_tokens_total',
-    help: 'Tokens in: prompts of generations and inputs of embeddings.',
+    help: 'Tokens in: prompts of generations, inputs of embeddings and pairs scored.',
     labelNames: ['model'] as const,
     registers: [registry],
   });
   const completionTokens = new Counter({
     name: 'hearth_completion_tokens_total',
     help: 'Tokens out: generated tokens (those of cancelled generations included).',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const scoredPairs = new Counter({
+    name: 'hearth_scored_pairs_total',
+    help: 'Pairs a cross-encoder scored (a rerank scores one a document), per model.',
     labelNames: ['model'] as const,
     registers: [registry],
   });
@@ -259,11 +265,18 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
         promptTokens.inc({ model: req.model }, r.prompt_tokens);
         return r;
       });
+    const score: EngineApi['score'] = (req) =>
+      inner.score(req).then((r) => {
+        promptTokens.inc({ model: req.model }, r.prompt_tokens);
+        scoredPairs.inc({ model: req.model }, req.pairs.length);
+        return r;
+      });
     // Everything else is the engine's own, called on the engine itself.
     return new Proxy(inner, {
       get(target, prop) {
         if (prop === 'generate') return generate;
         if (prop === 'embed') return embed;
+        if (prop === 'score') return score;
         const v = Reflect.get(target, prop, target) as unknown;
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },

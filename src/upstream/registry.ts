@@ -111,7 +111,10 @@ export function withUpstreams(engine: EngineApi & { terminate?: () => Promise<vo
     generate: (req, onToken) => engine.generate(req, onToken),
     cancel: (id) => engine.cancel(id),
     embed: (req) => engine.embed(req),
+    score: (req) => engine.score(req),
     countTokens: engine.countTokens && ((req) => engine.countTokens!(req)),
+    tokenize: engine.tokenize && ((req) => engine.tokenize!(req)),
+    detokenize: engine.detokenize && ((req) => engine.detokenize!(req)),
     async dispose() {
       upstreams.close();
       await engine.dispose();

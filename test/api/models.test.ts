@@ -7,7 +7,8 @@ describe('GET /v1/models over the stub engine', () => {
     const { get } = setup();
     const body = await (await get('/v1/models')).json();
     expect(body.object).toBe('list');
-    expect(body.data.map((m: { id: string }) => m.id)).toEqual(['svc/tiny-chat', 'svc/tiny-embed', 'svc/warming']);
+    expect(body.data.map((m: { id: string }) => m.id)).toEqual(['svc/tiny-chat', 'svc/tiny-embed', 'svc/tiny-rerank', 'svc/warming']);
+    expect(body.data.map((m: { task: string }) => m.task)).toEqual(['chat', 'embedding', 'rerank', 'chat']);
     expect(body.data[0]).toEqual({
       id: 'svc/tiny-chat',
       object: 'model',
@@ -18,7 +19,7 @@ describe('GET /v1/models over the stub engine', () => {
       task: 'chat',
       status: 'ready',
     });
-    expect(body.data[2].status).toBe('starting');
+    expect(body.data[3].status).toBe('starting');
     expect(validateAgainst('ListModelsResponse', body)).toEqual([]);
   });
 
@@ -52,7 +53,7 @@ describe('GET /health and GET /status over the stub engine', () => {
     const { fetch } = setup();
     const res = await fetch('/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready', 'svc/warming': 'starting' } });
+    expect(await res.json()).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready', 'svc/tiny-rerank': 'ready', 'svc/warming': 'starting' } });
   });
 
   test('/health is 503 when the stub engine does not answer', async () => {

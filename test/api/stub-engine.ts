@@ -12,6 +12,8 @@ import type {
   GenerateResult,
   ModelState,
   PromptInput,
+  ScoreRequest,
+  ScoreResult,
   TokenEvent,
   ThinkingStart,
   TokenLogprob,
@@ -40,6 +42,7 @@ export function stubModels(): ModelState[] {
   return [
     { ...base, id: 'svc/tiny-chat', task: 'chat', class: '7B', context_length: 2048, status: 'ready' },
     { ...base, id: 'svc/tiny-embed', task: 'embedding', class: '7B', context_length: 512, status: 'ready' },
+    { ...base, id: 'svc/tiny-rerank', task: 'rerank', class: '7B', context_length: 512, status: 'ready' },
     { ...base, id: 'svc/warming', task: 'chat', class: '70B', context_length: 2048, status: 'starting' },
   ];
 }
@@ -86,6 +89,7 @@ export class StubEngine implements EngineApi {
   script: (req: GenerateRequest) => Script = () => ({});
   readonly calls: GenerateRequest[] = [];
   readonly embedCalls: EmbedRequest[] = [];
+  readonly scoreCalls: ScoreRequest[] = [];
   readonly cancelled: string[] = [];
   /** Generations that have returned or thrown, by id. */
   readonly finished = new Set<string>();
@@ -195,6 +199,19 @@ export class StubEngine implements EngineApi {
     });
     const prompt_tokens = req.input.reduce<number>((n, x) => n + (typeof x === 'string' ? x.split(/\s+/).filter(Boolean).length : x.length), 0);
     return { data, prompt_tokens };
+  }
+
+  /** A pair's score: the share of the first text's words the second has; its tokens: both texts' words. */
+  async score(req: ScoreRequest): Promise<ScoreResult> {
+    this.scoreCalls.push(req);
+    const words = (t: string) => t.toLowerCase().split(/\W+/).filter(Boolean);
+    const scores = req.pairs.map(([a, b]) => {
+      const theirs = new Set(words(b));
+      const ours = words(a);
+      return ours.length ? ours.filter((w) => theirs.has(w)).length / ours.length : 0;
+    });
+    const prompt_tokens = req.pairs.reduce((n, [a, b]) => n + words(a).length + words(b).length, 0);
+    return { scores, prompt_tokens };
   }
 
   async dispose(): Promise<void> {}

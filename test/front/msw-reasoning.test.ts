@@ -16,13 +16,13 @@ const sdk = () => new OpenAI({ baseURL, apiKey: `svc_live_${'a1B2'.repeat(8)}`, 
 const model = 'svc/qwen3-think-export';
 const THINKING = THINKING_REPLY.thinking.trim();
 const ANSWER = THINKING_REPLY.answer;
-type Reasoned = { reasoning_content?: string | null };
+type Reasoned = { reasoning_content?: string | null; reasoning?: string | null };
 
 describe('a reasoning model through the MSW handlers', () => {
-  it('answers chat with reasoning_content apart from content, and streams the thinking first', async () => {
+  it('answers chat with reasoning_content (and the same as reasoning) apart from content, and streams the thinking first', async () => {
     const r = await sdk().chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello there' }], temperature: 0 });
     const message = r.choices[0]!.message as typeof r.choices[0]['message'] & Reasoned;
-    expect([message.reasoning_content, message.content]).toEqual([THINKING, ANSWER]);
+    expect([message.reasoning_content, message.reasoning, message.content]).toEqual([THINKING, THINKING, ANSWER]);
     expect(r.usage!.completion_tokens_details?.reasoning_tokens).toBe(15);
 
     const stream = await sdk().chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello there' }], temperature: 0, stream: true });
@@ -31,6 +31,7 @@ describe('a reasoning model through the MSW handlers', () => {
     for await (const chunk of stream) {
       const d = chunk.choices[0]?.delta as (OpenAI.ChatCompletionChunk.Choice.Delta & Reasoned) | undefined;
       if (d?.reasoning_content) expect(said).toBe('');
+      expect(d?.reasoning).toBe(d?.reasoning_content);
       thought += d?.reasoning_content ?? '';
       said += d?.content ?? '';
     }

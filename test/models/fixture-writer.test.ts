@@ -23,14 +23,14 @@ describe('writeFixtures', () => {
 
   it('writes the same bytes on every run', async () => {
     const [a, b] = [tmp(), tmp()];
-    expect(await writeFixtures({ outDir: a })).toEqual(['tiny-chat', 'tiny-embed']);
+    expect(await writeFixtures({ outDir: a })).toEqual(['tiny-chat', 'tiny-embed', 'tiny-rerank']);
     await writeFixtures({ outDir: b });
-    for (const name of ['tiny-chat', 'tiny-embed']) {
+    for (const name of ['tiny-chat', 'tiny-embed', 'tiny-rerank']) {
       for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx']) {
         expect(hash(join(a, name, f)), `${name}/${f}`).toBe(hash(join(b, name, f)));
       }
     }
-    expect(readdirSync(a).sort()).toEqual(['tiny-chat', 'tiny-embed']); // no temp folders left
+    expect(readdirSync(a).sort()).toEqual(['tiny-chat', 'tiny-embed', 'tiny-rerank']); // no temp folders left
   });
 
   it('skips existing fixtures with ifMissing', async () => {

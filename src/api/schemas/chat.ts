@@ -30,19 +30,21 @@ const content = z.union([
   z.null(),
 ]);
 
-const message = z.object({
+export const chatMessage = z.object({
   role: z.enum(['system', 'user', 'assistant', 'developer', 'tool']),
   content: content.optional(),
   name: z.string().nullish(),
   tool_calls: z.array(toolCall).nullish(),
   tool_call_id: z.string().nullish(),
-  /** An assistant turn's thinking, as a reasoning model's reply carried it (vLLM's and llama.cpp's field). */
+  /** An assistant turn's thinking, as a reasoning model's reply carried it (llama.cpp's field, and vLLM's before it renamed it). */
   reasoning_content: z.string().nullish(),
+  /** The same, under the name vLLM's replies now use. */
+  reasoning: z.string().nullish(),
 });
 
 export const chatRequestSchema = z.object({
   ...c.sharedFields,
-  messages: z.array(message).min(1),
+  messages: z.array(chatMessage).min(1),
   max_tokens: c.positiveInt,
   max_completion_tokens: c.positiveInt,
   logprobs: z.boolean().nullish(),
@@ -79,16 +81,23 @@ function joinContent(v: z.output<typeof content> | undefined): string {
   return v.map((p) => p.text as string).join('');
 }
 
-/** `syntax`: how the model writes tool calls (its ModelState's). */
-export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
-  const messages: ChatMessage[] = b.messages.map((m, i) => {
+/** The messages as chat templates take them; /tokenize renders them through this too, so its counts are chat's. */
+export function toChatMessages(list: z.output<typeof chatMessage>[]): ChatMessage[] {
+  return list.map((m, i) => {
     const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
     if (m.name != null) out.name = m.name;
     if (m.tool_call_id != null) out.tool_call_id = m.tool_call_id;
-    if (m.reasoning_content != null) out.reasoning_content = m.reasoning_content;
+    // Templates read reasoning_content (Qwen3's); where a client sent both, it is that one.
+    const thinking = m.reasoning_content ?? m.reasoning;
+    if (thinking != null) out.reasoning_content = thinking;
     if (m.tool_calls?.length) out.tool_calls = m.tool_calls.map((t, j) => ({ ...t, function: { name: t.function.name, arguments: parseArguments(t.function.arguments, i, j) } }));
     return out;
   });
+}
+
+/** `syntax`: how the model writes tool calls (its ModelState's). */
+export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
+  const messages = toChatMessages(b.messages);
   const sampling = c.samplingFrom(b, b.max_completion_tokens ?? b.max_tokens, b.logprobs ? c.pick(b.top_logprobs, 0) : -1);
   // With tools, a response_format shapes the reply when it calls none (auto); forced calls leave no room for it.
   const tools = planTools(b, syntax, responseFormatSchema(b.response_format));

@@ -1,5 +1,6 @@
 // Chat replies shaped as OpenAI shapes them: a reasoning model's thinking apart from its
-// answer (`reasoning_content`, as vLLM and llama.cpp's server write it), and tool calls read
+// answer (`reasoning_content`, as llama.cpp's server writes it and the AI SDK and LangChain
+// read it, and the same text as `reasoning`, vLLM's name for it now), and tool calls read
 // from the answer only: a message's `tool_calls` with finish_reason "tool_calls", and in a
 // stream, per call a first delta with id, type and name (arguments ""), then argument fragments.
 import type { ChatCompletionChunk, ChatCompletionMessage } from 'openai/resources/chat/completions';
@@ -9,9 +10,10 @@ import { splitThinking, ThinkingSplitter } from '../reasoning/index.js';
 import { parseToolCalls, ToolCallParser } from './parser.js';
 
 type ChatFinish = FinishReason | 'tool_calls';
-/** OpenAI's types carry no thinking; vLLM's, SGLang's and llama.cpp's field for it. */
-export type ReplyMessage = ChatCompletionMessage & { reasoning_content?: string };
-export type ReplyDelta = ChatCompletionChunk.Choice.Delta & { reasoning_content?: string };
+/** OpenAI's types carry no thinking: SGLang's and llama.cpp's field for it, and vLLM's (which deprecated the first). */
+type Thinking = { reasoning_content?: string; reasoning?: string };
+export type ReplyMessage = ChatCompletionMessage & Thinking;
+export type ReplyDelta = ChatCompletionChunk.Choice.Delta & Thinking;
 
 /**
  * The assistant message for a finished reply; calls (when `parse`) turn the finish into
@@ -25,7 +27,7 @@ export function replyMessage(
 ): { message: ReplyMessage; finish_reason: ChatFinish } {
   const { reasoning, content } = thinking ? splitThinking(text, thinking) : { reasoning: null, content: text };
   const reply = answerMessage(content, finish, plan);
-  if (reasoning !== null) reply.message = { ...reply.message, reasoning_content: reasoning };
+  if (reasoning !== null) reply.message = { ...reply.message, reasoning_content: reasoning, reasoning };
   return reply;
 }
 
@@ -75,7 +77,7 @@ export class StreamedReply {
   }
 }
 
-const thought = (text: string): ReplyDelta[] => (text ? [{ reasoning_content: text }] : []);
+const thought = (text: string): ReplyDelta[] => (text ? [{ reasoning_content: text, reasoning: text }] : []);
 
 function toDelta(e: ReturnType<ToolCallParser['push']>[number]): ReplyDelta {
   if (e.kind === 'content') return { content: e.text };

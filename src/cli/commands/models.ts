@@ -38,7 +38,7 @@ export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy> [opt
   hearth models add --id svc/NAME --from <folder | hub repo id> [options]
       Validates the checkpoint (config.json, tokenizer.json, tokenizer_config.json,
       onnx/model*.onnx, a supported model_type) and serves it as svc/NAME.
-        --task chat|completion|embedding   default: from the checkpoint
+        --task T                           chat, completion, embedding or rerank; default: from the checkpoint
         --context-length N                 default: the config's max_position_embeddings
         --class C                          default: estimated from the config ("7B")
         --dtype D                          onnx file to use: fp32 (default), fp16, q8, q4, q4f16
@@ -184,7 +184,7 @@ async function add(args: string[], io: Io): Promise<number> {
   if (values.from && upstream) throw new UsageError('models add: give --from or --upstream, not both');
   const req: AddModelRequest = upstream ? { id: values.id, upstream } : { id: values.id, from: values.from };
   if (values.task !== undefined) {
-    if (!['chat', 'completion', 'embedding'].includes(values.task)) throw new UsageError('models add: --task must be chat, completion or embedding');
+    if (!['chat', 'completion', 'embedding', 'rerank'].includes(values.task)) throw new UsageError('models add: --task must be chat, completion, embedding or rerank');
     req.task = values.task as ModelTask;
   }
   const ctx = intFlag('models add', 'context-length', values['context-length'], 1);

@@ -30,7 +30,10 @@ export function forwardEngine(call: WorkerCall, served: ServedModels): Required<
     generate: (req, onToken) => call((api) => generateInOrder(api, req, onToken)),
     cancel: (id) => call((api) => api.cancel(id)),
     embed: (req) => call((api) => api.embed(req)),
+    score: (req) => call((api) => api.score(req)),
     countTokens: (req) => call((api) => ops(api).countTokens(req)),
+    tokenize: (req) => call((api) => ops(api).tokenize(req)),
+    detokenize: (req) => call((api) => ops(api).detokenize(req)),
     dispose: () => call((api) => api.dispose()),
     add: (entry) =>
       call((api) => ops(api).add(entry)).then((state) => {

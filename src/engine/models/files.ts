@@ -1,5 +1,6 @@
 import type { Backend, InferenceSession } from '../../backends/types.js';
 import type { CatalogEntry } from '../protocol.js';
+import { isCrossEncoderConfig, type ClassifierConfig } from './classifier-head.js';
 
 /** transformers.js's file naming: onnx/model{suffix}.onnx per dtype. */
 const DTYPE_SUFFIX: Record<string, string> = {
@@ -141,8 +142,8 @@ export class CheckpointError extends Error {
 
 export interface CheckpointInfo {
   model_type: string;
-  /** What the architecture can serve: a decoder serves chat (with a chat template) or completion. */
-  task: 'chat' | 'completion' | 'embedding';
+  /** What the architecture can serve: a decoder serves chat (with a chat template) or completion; an encoder with a one-label classification head, rerank. */
+  task: 'chat' | 'completion' | 'embedding' | 'rerank';
   context_length: number;
   /** A rough size class ("0.3M", "7B") from the config's dimensions. */
   class: string;
@@ -156,9 +157,8 @@ export interface FileReader {
   readText(path: string): Promise<string>;
 }
 
-interface CheckpointConfig {
+interface CheckpointConfig extends ClassifierConfig {
   model_type?: string;
-  architectures?: string[];
   max_position_embeddings?: number;
   n_positions?: number;
   hidden_size?: number;
@@ -168,6 +168,17 @@ interface CheckpointConfig {
   num_attention_heads?: number;
   num_key_value_heads?: number;
   head_dim?: number;
+  pad_token_id?: number;
+}
+
+/** Encoders whose positions start after padding_idx (transformers' create_position_ids_from_input_ids). */
+const POSITIONS_AFTER_PADDING = new Set(['roberta', 'xlm-roberta', 'mpnet']);
+
+/** The longest input the position table takes: RoBERTa's keeps padding_idx + 1 rows before the first (514 rows, 512 tokens). */
+export function contextLength(c: CheckpointConfig): number {
+  const positions = c.max_position_embeddings ?? c.n_positions ?? 2048;
+  const offset = POSITIONS_AFTER_PADDING.has(c.model_type ?? '') && c.pad_token_id !== undefined ? c.pad_token_id + 1 : 0;
+  return positions - offset;
 }
 
 /**
@@ -204,7 +215,14 @@ export async function validateCheckpoint(
       `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')})`,
     );
   }
-  if (opts.entry?.task && opts.entry.task !== 'embedding' && isEncoder) problems.push(`model_type "${type}" is an encoder; it serves embeddings only`);
+  const crossEncoder = config !== undefined && isEncoder && isCrossEncoderConfig(config);
+  if (opts.entry?.task === 'rerank' && config && !crossEncoder) {
+    problems.push(`task rerank needs an encoder with a one-label *ForSequenceClassification head; config.json has ${config.architectures?.[0] ?? 'no architectures'} (${type ?? 'no model_type'})`);
+  } else if (opts.entry?.task && opts.entry.task !== 'rerank' && crossEncoder) {
+    problems.push(`config.json has a one-label ${config!.architectures![0]} head: it serves rerank, not ${opts.entry.task}`);
+  } else if (opts.entry?.task && opts.entry.task !== 'embedding' && opts.entry.task !== 'rerank' && isEncoder) {
+    problems.push(`model_type "${type}" is an encoder; it serves embeddings only`);
+  }
 
   // Which ONNX file is wanted: the entry's dtype for the device, else any the folder has.
   let wanted: string | undefined;
@@ -226,8 +244,8 @@ export async function validateCheckpoint(
   } else if (!present.length) problems.push('no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx');
   if (problems.length) throw new CheckpointError(folder, problems);
 
-  let task: CheckpointInfo['task'] = isEncoder || (await isDecoderEmbedder(fs, folder, config!)) ? 'embedding' : 'completion';
-  if (task !== 'embedding') {
+  let task: CheckpointInfo['task'] = crossEncoder ? 'rerank' : isEncoder || (await isDecoderEmbedder(fs, folder, config!)) ? 'embedding' : 'completion';
+  if (task === 'completion') {
     try {
       const tc = JSON.parse(await fs.readText(joinPath(folder, 'tokenizer_config.json'))) as { chat_template?: unknown };
       if (tc.chat_template) task = 'chat';
@@ -240,7 +258,7 @@ export async function validateCheckpoint(
   return {
     model_type: type!,
     task,
-    context_length: c.max_position_embeddings ?? c.n_positions ?? 2048,
+    context_length: contextLength(c),
     class: sizeClass(c),
     onnx: present,
   };

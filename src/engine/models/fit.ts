@@ -36,7 +36,8 @@ export async function estimateFit(backend: Backend, folder: string, entry: Catal
 
 /** The same estimate from a weights size and a config.json known before the files are here (a hub repo's listing). */
 export function estimateFromSizes(entry: CatalogEntry, dtype: string, weightsBytes: number, c: KvConfig): FitEstimate {
-  if (entry.task === 'embedding' || !c.num_hidden_layers || !c.num_attention_heads || !c.hidden_size) {
+  // Encoders (embeddings, rerank) keep no KV cache.
+  if (entry.task === 'embedding' || entry.task === 'rerank' || !c.num_hidden_layers || !c.num_attention_heads || !c.hidden_size) {
     return { weightsBytes, kvBytes: 0, layerKvBytes: 0 };
   }
   const headDim = c.head_dim ?? c.hidden_size / c.num_attention_heads;

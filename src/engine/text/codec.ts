@@ -73,14 +73,14 @@ export class TextCodec {
    * Tools go to a template that takes them, or into a fallback system prompt; `kwargs`
    * become template variables, as transformers.js's `apply_chat_template` passes its extra options.
    */
-  renderChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs: Record<string, unknown> = {}): string {
+  renderChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs: Record<string, unknown> = {}, addGenerationPrompt = true): string {
     const native = templateTakesTools(this.template);
     const shown = !native ? withFallbackTools(messages, tools) : this.toolSyntax === 'mistral' ? withMistralCallIds(messages) : messages;
     try {
       return this.tokenizer.apply_chat_template(shown as never, {
         ...templateVariables(kwargs),
         tokenize: false,
-        add_generation_prompt: true,
+        add_generation_prompt: addGenerationPrompt,
         ...(native && tools?.length ? { tools: tools as never } : {}),
       }) as string;
     } catch (e) {
@@ -89,18 +89,37 @@ export class TextCodec {
     }
   }
 
-  /** The chat template already wrote any special tokens it wants, so none are added here. */
-  encodeChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs?: Record<string, unknown>): { ids: number[]; text: string } {
-    const text = this.renderChat(messages, tools, kwargs);
-    return { ids: this.tokenizer.encode(text, { add_special_tokens: false }), text };
+  /** The chat template already wrote any special tokens it wants, so by default none are added here
+   * (`/tokenize` may ask otherwise, as vLLM's does). */
+  encodeChat(
+    messages: ChatMessage[],
+    tools?: ToolDefinition[],
+    kwargs?: Record<string, unknown>,
+    { addGenerationPrompt = true, addSpecialTokens = false }: { addGenerationPrompt?: boolean; addSpecialTokens?: boolean } = {},
+  ): { ids: number[]; text: string } {
+    const text = this.renderChat(messages, tools, kwargs, addGenerationPrompt);
+    return { ids: this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }), text };
   }
 
-  encodeText(text: string): number[] {
-    return this.tokenizer.encode(text);
+  encodeText(text: string, addSpecialTokens = true): number[] {
+    return this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens });
   }
 
-  decode(ids: number[]): string {
-    return this.tokenizer.decode(ids, { skip_special_tokens: true });
+  /** `skipSpecialTokens: false` gives the text back as the template wrote it (`/detokenize`, as vLLM's). */
+  decode(ids: number[], skipSpecialTokens = true): string {
+    return this.tokenizer.decode(ids, { skip_special_tokens: skipSpecialTokens });
+  }
+
+  /** Whether the tokenizer carries a chat template (embedding models' usually do not). */
+  get hasChatTemplate(): boolean {
+    const template = (this.tokenizer as unknown as { chat_template?: unknown }).chat_template;
+    // transformers.js keeps several named templates as an object of them.
+    return typeof template === 'string' ? template.length > 0 : template != null && typeof template === 'object' && Object.keys(template).length > 0;
+  }
+
+  /** The token's vocabulary string (`Ġworld`, `▁the`, `##ing`), as vLLM's `token_strs` give it. */
+  tokenPiece(id: number): string {
+    return this.pieces[id] ?? '';
   }
 
   /** Special tokens are left out of decoded text, the tool-call markers excepted. */

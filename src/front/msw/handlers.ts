@@ -3,8 +3,8 @@ import { http, type RequestHandler } from 'msw';
 import { createRouter, type Router } from '../../api/router.js';
 import type { Runtime } from '../../types.js';
 
-/** Routes outside /v1 that are served beside the base URL (at its parent path). */
-const BESIDE = new Set(['/generate', '/health']);
+/** Routes outside /v1 that are served beside the base URL (at its parent path): Cohere's v2 client posts to /v2/rerank. */
+const BESIDE = new Set(['/generate', '/health', '/rerank', '/v2/rerank', '/tokenize', '/detokenize']);
 /** Anthropic's Messages routes sit at the origin's /v1/messages, whatever the base URL's path. */
 const AT_ORIGIN = /^\/v1\/messages(?:\/|$)/;
 

@@ -1,13 +1,14 @@
 // The chat route on a reasoning model, with the stub engine (the router's only fake engine):
 // the thinking in reasoning_content and the answer in content, in replies and in streams
-// (reasoning_content deltas first, a tag cut across tokens leaking into neither), tool calls
+// (reasoning_content deltas first, a tag cut across tokens leaking into neither), the same text
+// under `reasoning` too (vLLM's name for it now) wherever reasoning_content is, tool calls
 // read from the answer only, the thinking's tokens in usage; a model that does not reason is
 // left as it was.
 import { describe, expect, test } from 'vitest';
 import { validateAgainst } from '../../helpers/openapi.js';
 import { readEvents, setup } from '../harness.js';
 
-type Delta = { role?: string; content?: string | null; reasoning_content?: string; tool_calls?: { function: { name?: string; arguments?: string } }[] };
+type Delta = { role?: string; content?: string | null; reasoning_content?: string; reasoning?: string; tool_calls?: { function: { name?: string; arguments?: string } }[] };
 type Chunk = { choices: { index: number; delta: Delta; finish_reason: string | null }[]; usage?: Record<string, unknown> | null };
 
 const TOKENS = ['<thi', 'nk>\n', 'Let me', ' think', '.\n', '</th', 'ink>', '\n\n', 'Hi', '!'];
@@ -21,16 +22,16 @@ function reasoningSetup(tokens = TOKENS) {
 }
 
 describe('chat completions from a reasoning model (stub engine)', () => {
-  test('puts the thinking in reasoning_content and the answer in content, and counts reasoning tokens', async () => {
+  test('puts the thinking in reasoning_content and in reasoning, the answer in content, and counts reasoning tokens', async () => {
     const { post } = reasoningSetup();
     const body = await (await post('/v1/chat/completions', chat())).json();
-    expect(body.choices[0].message).toMatchObject({ role: 'assistant', reasoning_content: 'Let me think.', content: 'Hi!' });
+    expect(body.choices[0].message).toEqual({ role: 'assistant', reasoning_content: 'Let me think.', reasoning: 'Let me think.', content: 'Hi!', refusal: null });
     expect(body.choices[0].finish_reason).toBe('stop');
     expect(body.usage.completion_tokens_details).toEqual({ reasoning_tokens: 7 });
     expect(validateAgainst('CreateChatCompletionResponse', body)).toEqual([]);
   });
 
-  test('streams reasoning_content deltas first, then content, with no piece of a tag in either', async () => {
+  test('streams reasoning_content deltas (each with the same text as reasoning) first, then content, with no piece of a tag in either', async () => {
     const { post } = reasoningSetup();
     const events = await readEvents(await post('/v1/chat/completions', chat({ stream: true, stream_options: { include_usage: true } })));
     const chunks = events.slice(0, -1) as Chunk[];
@@ -39,6 +40,7 @@ describe('chat completions from a reasoning model (stub engine)', () => {
     const reasoning = deltas.filter((d) => d.reasoning_content !== undefined).map((d) => d.reasoning_content);
     const content = deltas.filter((d) => d.content).map((d) => d.content);
     expect(reasoning).toEqual(['Let me', ' think', '.']);
+    for (const d of deltas) expect(d.reasoning).toBe(d.reasoning_content);
     expect(content).toEqual(['Hi', '!']);
     expect(deltas.findIndex((d) => d.content)).toBeGreaterThan(deltas.findLastIndex((d) => d.reasoning_content !== undefined));
     expect(JSON.stringify(deltas)).not.toMatch(/<|think>/);
@@ -56,7 +58,7 @@ describe('chat completions from a reasoning model (stub engine)', () => {
 
     const answered = reasoningSetup(['<think>', 'Weather needs a call.', '</think>', '\n\n', call]);
     const called = await (await answered.post('/v1/chat/completions', chat({ tools }))).json();
-    expect(called.choices[0].message).toMatchObject({ reasoning_content: 'Weather needs a call.', content: null });
+    expect(called.choices[0].message).toMatchObject({ reasoning_content: 'Weather needs a call.', reasoning: 'Weather needs a call.', content: null });
     expect(called.choices[0].message.tool_calls[0].function).toEqual({ name: 'get_weather', arguments: '{"city": "Paris"}' });
     expect(called.choices[0].finish_reason).toBe('tool_calls');
   });
@@ -65,7 +67,7 @@ describe('chat completions from a reasoning model (stub engine)', () => {
     const { post, engine } = reasoningSetup();
     engine.script = () => ({ tokens: TOKENS.slice(0, 4), finish: 'length', thinking: 'free', reasoningTokens: 4 });
     const body = await (await post('/v1/chat/completions', chat())).json();
-    expect(body.choices[0]).toMatchObject({ finish_reason: 'length', message: { reasoning_content: 'Let me think', content: '' } });
+    expect(body.choices[0]).toMatchObject({ finish_reason: 'length', message: { reasoning_content: 'Let me think', reasoning: 'Let me think', content: '' } });
   });
 
   test('leaves the reply of a model that does not reason as the model wrote it, with no reasoning fields', async () => {
