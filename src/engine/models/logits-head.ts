@@ -15,28 +15,47 @@ export const HEAD_CANDIDATES = 64;
 
 export type HeadTopK = 'single' | 'blocked';
 
+/** Which outputs a head graph has: onnxruntime runs every node of a graph whatever a run
+ * fetches, so each use gets a graph of its own (the normaliser alone doubled a greedy row's cost). */
+export type HeadOutputs = 'candidates' | 'candidates+lse' | 'whole' | 'all';
+
 /**
  * The head graph. Inputs: `logits` [batch, positions, vocab] as the model emits them,
  * `rows` (int64, the rows of logits flattened to [batch × positions, vocab] to read) and
  * `inv_temperature` (float32, one a row read). Outputs: `values`/`indices` (each row's best
  * K, best first, ties by the lower id), `lse` (log Σ exp(logit × inv_temperature)) and
- * `whole` (the rows as float32). A run computes only the outputs it fetches.
+ * `whole` (the rows as float32); `outputs` picks which the graph has (`inv_temperature` is
+ * an input only where `lse` is an output).
  *
  * `blocked`: the top K of each block of the row, then the top K of those, where one TopK
  * over the whole row is a long sort on the device (onnxruntime's WebGPU TopK is a bitonic
  * sort: 171 passes for 8 × 151,936); the order is the same (ties stay by id: blocks are in
  * id order, and each block's winners too).
  */
-export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16', topK: HeadTopK, k = HEAD_CANDIDATES): Uint8Array {
+export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16', topK: HeadTopK, outputs: HeadOutputs = 'all', k = HEAD_CANDIDATES): Uint8Array {
+  const want = { whole: outputs === 'whole' || outputs === 'all', candidates: outputs !== 'whole', lse: outputs === 'candidates+lse' || outputs === 'all' };
   const g = new GraphBuilder(`hearth_logits_head_${topK}`);
   const input = g.input('logits', logitsType === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT, ['batch', 'positions', vocab]);
   const rows = g.input('rows', TensorType.INT64, ['rows']);
-  const invT = g.input('inv_temperature', TensorType.FLOAT, ['rows']);
   const flat = g.node('Reshape', [input, g.ints('flat', [-1, vocab])]);
   const picked = g.node('Gather', [flat, rows], { axis: 0 });
   const whole = logitsType === 'float16' ? g.node('Cast', [picked], { to: TensorType.FLOAT }) : picked;
-  g.output('whole', whole, TensorType.FLOAT, ['rows', vocab]);
+  if (want.whole) g.output('whole', whole, TensorType.FLOAT, ['rows', vocab]);
+  if (want.candidates) candidatesOf(g, whole, vocab, topK, k);
+  // log Σ exp(x·s) as max + log Σ exp(x·s − max): ops every provider runs on its device.
+  if (want.lse) {
+    const invT = g.input('inv_temperature', TensorType.FLOAT, ['rows']);
+    const scaled = g.node('Mul', [whole, g.node('Unsqueeze', [invT, g.ints('axis1', [1])])]);
+    const max = g.node('ReduceMax', [scaled], { axes: [1], keepdims: 1 });
+    const sum = g.node('ReduceSum', [g.node('Exp', [g.node('Sub', [scaled, max])]), g.ints('axes', [1])], { keepdims: 1 });
+    const lse = g.node('Add', [g.node('Log', [sum]), max]);
+    g.output('lse', g.node('Reshape', [lse, g.ints('row', [-1])]), TensorType.FLOAT, ['rows']);
+  }
+  return g.toBytes();
+}
 
+/** `values` / `indices`: each row's best k, best first, ties by the lower id. */
+function candidatesOf(g: GraphBuilder, whole: string, vocab: number, topK: HeadTopK, k: number): void {
   const kk = Math.min(k, vocab);
   const block = 2048;
   if (topK === 'blocked' && vocab > 2 * block) {
@@ -55,21 +74,16 @@ export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16'
     g.output('values', values, TensorType.FLOAT, ['rows', kk]);
     g.output('indices', indices, TensorType.INT64, ['rows', kk]);
   }
-
-  // log Σ exp(x·s) as max + log Σ exp(x·s − max): ops every provider runs on its device.
-  const scaled = g.node('Mul', [whole, g.node('Unsqueeze', [invT, g.ints('axis1', [1])])]);
-  const max = g.node('ReduceMax', [scaled], { axes: [1], keepdims: 1 });
-  const sum = g.node('ReduceSum', [g.node('Exp', [g.node('Sub', [scaled, max])]), g.ints('axes', [1])], { keepdims: 1 });
-  const lse = g.node('Add', [g.node('Log', [sum]), max]);
-  g.output('lse', g.node('Reshape', [lse, g.ints('row', [-1])]), TensorType.FLOAT, ['rows']);
-  return g.toBytes();
 }
 
-/** The head of one model: its session, opened at load on the model's provider. */
+/** The head of one model: its sessions, opened at load on the model's provider. */
 export class LogitsHead {
+  private whole$: Promise<InferenceSession> | undefined;
+
   private constructor(
     private readonly backend: Backend,
-    private readonly session: InferenceSession,
+    private readonly sessions: { candidates: InferenceSession; 'candidates+lse': InferenceSession },
+    private readonly wholeGraph: () => Uint8Array,
     readonly vocab: number,
     readonly topK: HeadTopK,
   ) {}
@@ -77,14 +91,17 @@ export class LogitsHead {
   static async open(backend: Backend, vocab: number, logitsType: 'float32' | 'float16', chosen?: HeadTopK): Promise<LogitsHead> {
     // One TopK over the row on the CPU (a selection there); by blocks on a GPU (a sort there).
     const topK: HeadTopK = chosen ?? (backend.device === 'cpu' || backend.device === 'wasm' ? 'single' : 'blocked');
-    const session = await backend.createSession(logitsHeadGraph(vocab, logitsType, topK));
-    return new LogitsHead(backend, session, vocab, topK);
+    const graph = (outputs: HeadOutputs) => logitsHeadGraph(vocab, logitsType, topK, outputs);
+    const [candidates, withLse] = await Promise.all([backend.createSession(graph('candidates')), backend.createSession(graph('candidates+lse'))]);
+    return new LogitsHead(backend, { candidates, 'candidates+lse': withLse }, () => graph('whole'), vocab, topK);
   }
 
   /** The best candidates of `rows` (flattened rows of `logits`), with each row's normaliser at its temperature where `temperatures` is given. */
   async candidates(logits: Tensor, rows: number[], temperatures: number[] | null): Promise<RowCandidates[]> {
-    const fetch = temperatures ? ['values', 'indices', 'lse'] : ['values', 'indices'];
-    const out = await this.session.run(this.feeds(logits, rows, temperatures), fetch);
+    const { Tensor } = this.backend;
+    const feeds: Record<string, Tensor> = { logits, rows: this.rowsTensor(rows) };
+    if (temperatures) feeds.inv_temperature = new Tensor('float32', Float32Array.from(temperatures, (t) => 1 / t), [rows.length]);
+    const out = await this.sessions[temperatures ? 'candidates+lse' : 'candidates'].run(feeds);
     const values = out.values.data as Float32Array;
     const indices = out.indices.data as BigInt64Array;
     const lse = temperatures ? (out.lse.data as Float32Array) : null;
@@ -101,19 +118,20 @@ export class LogitsHead {
   async whole(logits: Tensor, rows: number[]): Promise<Float32Array[]> {
     const vocab = this.vocab;
     if (logits.location === 'cpu' || logits.location === undefined) return rows.map((r) => toFloat32(logits, r * vocab, (r + 1) * vocab));
-    const out = await this.session.run(this.feeds(logits, rows, null), ['whole']);
+    // Opened the first time a row on the device is read whole (the model's warm-up does).
+    this.whole$ ??= this.backend.createSession(this.wholeGraph());
+    const out = await (await this.whole$).run({ logits, rows: this.rowsTensor(rows) });
     const data = out.whole.data as Float32Array;
     return rows.map((_, i) => data.subarray(i * vocab, (i + 1) * vocab));
   }
 
-  private feeds(logits: Tensor, rows: number[], temperatures: number[] | null): Record<string, Tensor> {
-    const { Tensor } = this.backend;
-    const inv = Float32Array.from(rows, (_, i) => (temperatures ? 1 / temperatures[i]! : 1));
-    return { logits, rows: new Tensor('int64', BigInt64Array.from(rows, BigInt), [rows.length]), inv_temperature: new Tensor('float32', inv, [rows.length]) };
+  private rowsTensor(rows: number[]): Tensor {
+    return new this.backend.Tensor('int64', BigInt64Array.from(rows, BigInt), [rows.length]);
   }
 
   async dispose(): Promise<void> {
-    await this.session.release();
+    const whole = await this.whole$?.catch(() => undefined);
+    await Promise.all([this.sessions.candidates.release(), this.sessions['candidates+lse'].release(), whole?.release()]);
   }
 }
 
