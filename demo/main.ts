@@ -36,11 +36,11 @@ function showProgress(p: LoadProgress) {
 
 const hubURL = params.get('hub') ?? env.remoteHost;
 
-/** The fixtures, the hub model picked on an earlier visit, and `?hubModel=org/name[&hubTask=chat|embedding][&hubDtype=q4f16][&hub=mirror URL]`. */
+/** The fixtures (or the catalog ids `?models=id,id` names: the rerank fixture, say), the hub model picked on an earlier visit, and `?hubModel=org/name[&hubTask=chat|embedding][&hubDtype=q4f16][&hub=mirror URL]`. */
 async function catalog(): Promise<CatalogEntry[] | undefined> {
   const remembered = rememberedModel();
   const all = remembered ? await browserCatalog('/models/').catch(() => []) : [];
-  const base = await browserCatalog('/models/', DEFAULT_MODELS);
+  const base = await browserCatalog('/models/', params.get('models')?.split(',') ?? DEFAULT_MODELS);
   const picked = all.filter((e) => e.id === remembered);
   const repo = params.get('hubModel');
   if (!repo) return [...base, ...picked];

@@ -9,8 +9,8 @@ import { loadCatalog } from '../../src/front/node/catalog.js';
 import { defaultCatalogFile } from '../../src/paths.js';
 import { createRuntime, modelsSettled } from '../../src/runtime.js';
 
-export async function nodeReference() {
-  const catalog = await loadCatalog(defaultCatalogFile(), ['svc/tiny-chat', 'svc/tiny-embed']);
+export async function nodeReference(models = ['svc/tiny-chat', 'svc/tiny-embed']) {
+  const catalog = await loadCatalog(defaultCatalogFile(), models);
   const engine = createEngine(nodeBackend('cpu'));
   const runtime = createRuntime({ engine, access: createAccess({ store: createMemoryStore(), acceptAnyWellFormedKey: true }), catalog });
   await modelsSettled(engine);
