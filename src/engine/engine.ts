@@ -51,7 +51,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       throw new EngineError('model_not_ready', `The model \`${id}\` ${why}`, 'model', host.status === 'failed' ? 60 : 2);
     }
     if (!tasks.includes(host.entry.task)) {
-      throw new EngineError('unsupported_task', `The model \`${id}\` is a ${host.entry.task} model`, 'model');
+      throw new EngineError('unsupported_task', `The model \`${id}\` is ${/^[aeiou]/.test(host.entry.task) ? 'an' : 'a'} ${host.entry.task} model`, 'model');
     }
     return { host, model: host.loaded };
   }

@@ -57,7 +57,7 @@ describe('POST /v1/rerank with the stub engine', () => {
       expect(res.status).toBe(400);
       const { error } = await res.json();
       expect(error.param).toBe('model');
-      expect(error.message).toContain(`is a ${task} model`);
+      expect(error.message).toContain(`is ${task === 'embedding' ? 'an' : 'a'} ${task} model`);
     }
   });
 

@@ -54,7 +54,7 @@ describe('the rerank task', () => {
     for (const [model, task] of [['svc/tiny-chat', 'chat'], ['svc/tiny-embed', 'embedding']]) {
       const e = await refusal(engine.score({ model: model!, pairs: [['q', 'd']] }));
       expect(e, model).toMatchObject({ code: 'unsupported_task', param: 'model' });
-      expect(e!.message).toContain(`is a ${task} model`);
+      expect(e!.message).toContain(`${task === 'embedding' ? 'an' : 'a'} ${task} model`);
     }
   });
 

@@ -1,6 +1,6 @@
 // The export-faithful fixtures (real tokenizers, real export interfaces) and
 // transformers.js as the reference they are checked against.
-import { AutoModelForCausalLM, AutoTokenizer, Tensor, env, type PreTrainedTokenizer } from '@huggingface/transformers';
+import { AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer, Tensor, env, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { FIXTURES_DIR, writeFixtures } from '../../models/index.js';
 import { join } from 'node:path';
 import type { CatalogEntry, ChatMessage } from '../../src/engine/protocol.js';
@@ -89,3 +89,27 @@ export async function referenceGreedy(name: string, dtype: string, prompts: Chat
   }
 }
 
+
+/**
+ * transformers.js's scores of `pairs` on a cross-encoder fixture: the CrossEncoder `activation`
+ * over AutoModelForSequenceClassification's logits for the tokenizer's padded pair encoding
+ * (truncated as its tokenizer truncates, the tail of the pair: keep pairs within the context),
+ * and each pair's tokens, special tokens included, as its attention mask counts them.
+ */
+export async function referenceScores(name: string, pairs: [string, string][], activation: (logit: number) => number): Promise<{ scores: number[]; tokens: number[] }> {
+  const tok = await referenceTokenizer(name);
+  const model = await AutoModelForSequenceClassification.from_pretrained(name, { dtype: 'fp32', device: 'cpu', local_files_only: true });
+  try {
+    const inputs = tok(pairs.map(([a]) => a), { text_pair: pairs.map(([, b]) => b), padding: true, truncation: true });
+    const { logits } = (await model(inputs)) as { logits: Tensor };
+    const mask = inputs.attention_mask as Tensor;
+    const width = mask.dims[1]!;
+    const flags = Array.from(mask.data as BigInt64Array, Number);
+    return {
+      scores: Array.from(logits.data as Float32Array, activation),
+      tokens: pairs.map((_, i) => flags.slice(i * width, (i + 1) * width).reduce((a, b) => a + b, 0)),
+    };
+  } finally {
+    await model.dispose();
+  }
+}
