@@ -65,13 +65,23 @@ function refusalRateHeaders(err: AccessError, p: Principal): Record<string, stri
   return out;
 }
 
+/** The key a request carries: `Authorization: Bearer`, or else `x-api-key` (the header
+ * Anthropic's API reads, and what @ai-sdk/anthropic and Anthropic's SDK before 1.0 send), on
+ * every route, read as the same bearer key. */
+function authorizationOf(c: Ctx): string | null {
+  const bearer = c.req.header('authorization');
+  if (bearer !== undefined) return bearer;
+  const key = c.req.header('x-api-key');
+  return key === undefined ? null : `Bearer ${key.trim()}`;
+}
+
 /** authenticate → admit → checkQuota, then the route; rate headers go on whatever it answers. */
 export function requireAccess(runtime: Runtime): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     const requestId = c.get('requestId');
     let principal: Principal;
     try {
-      principal = await runtime.access.authenticate(c.req.header('authorization') ?? null);
+      principal = await runtime.access.authenticate(authorizationOf(c));
     } catch (err) {
       return errorToResponse(err, requestId);
     }
@@ -116,6 +126,8 @@ const WHAT: Record<TaskUse, string> = {
   tokens: 'tokenization',
 };
 
+const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');
+
 /** The model named in a request, refused when it cannot serve this kind of request or is not up
  * (`param`: the request field blamed for the first, such as `tools` on an embedding model). */
 export async function resolveModel(runtime: Runtime, id: string, use: TaskUse, param = 'model'): Promise<ModelState> {
@@ -123,7 +135,7 @@ export async function resolveModel(runtime: Runtime, id: string, use: TaskUse, p
   const m = models.find((x) => x.id === id);
   if (!m) throw modelNotFound(id);
   if (!SERVES[use].includes(m.task)) {
-    throw invalidRequest(`The model \`${id}\` is a ${m.task} model and does not serve ${WHAT[use]}.`, param);
+    throw invalidRequest(`The model \`${id}\` is ${article(m.task)} ${m.task} model and does not serve ${WHAT[use]}.`, param);
   }
   if (m.status === 'failed') throw modelFailed(id, m.detail);
   if (m.status !== 'ready') throw modelNotReady(id, 1, m.detail ? `is ${m.status} (${m.detail})` : undefined);
