@@ -8,6 +8,7 @@ import type { Runtime } from '../types.js';
 import { ApiError, errorToResponse, invalidRequest, modelFailed, modelNotFound, modelNotReady } from './errors.js';
 import { readJsonObject } from './body.js';
 import type { RequestLimits } from './limits.js';
+import { isAnthropicRequest } from './messages/client.js';
 
 export interface ApiEnv {
   Variables: {
@@ -65,14 +66,14 @@ function refusalRateHeaders(err: AccessError, p: Principal): Record<string, stri
   return out;
 }
 
-/** The key a request carries: `Authorization: Bearer`, or else `x-api-key` (the header
- * Anthropic's API reads, and what @ai-sdk/anthropic and Anthropic's SDK before 1.0 send), on
- * every route, read as the same bearer key. */
+/** The key a request carries: `Authorization: Bearer`, or else, on an Anthropic request
+ * (messages/client.ts), `x-api-key` (the header Anthropic's API reads, and what @ai-sdk/anthropic
+ * and Anthropic's SDK before 1.0 send), read as the same bearer key. */
 function authorizationOf(c: Ctx): string | null {
   const bearer = c.req.header('authorization');
   if (bearer !== undefined) return bearer;
-  const key = c.req.header('x-api-key');
-  return key === undefined ? null : `Bearer ${key.trim()}`;
+  const key = isAnthropicRequest(c.req) ? c.req.header('x-api-key') : undefined;
+  return key === undefined ? null : `Bearer ${key}`;
 }
 
 /** authenticate → admit → checkQuota, then the route; rate headers go on whatever it answers. */

@@ -11,6 +11,10 @@ import { IncidentLog } from './incidents.js';
 import { requestLimits } from './limits.js';
 import { chatCompletions } from './routes/chat-completions.js';
 import { responses } from './routes/responses.js';
+import { messages } from './routes/messages.js';
+import { countTokens } from './routes/count-tokens.js';
+import { anthropicErrors } from './messages/errors.js';
+import { isAnthropicClient, MESSAGES_PATH } from './messages/client.js';
 import { deleteResponse, getResponse, listInputItems } from './routes/stored-responses.js';
 import { completions } from './routes/completions.js';
 import { embeddings } from './routes/embeddings.js';
@@ -48,10 +52,16 @@ const DEFAULT_ALLOW_HEADERS = [
   'x-stainless-retry-count',
   'x-stainless-timeout',
   'x-stainless-helper-method',
+  // Anthropic's SDKs: the key, the API version and betas, and the SDK's browser opt-in.
+  'x-api-key',
+  'anthropic-version',
+  'anthropic-beta',
+  'anthropic-dangerous-direct-browser-access',
 ].join(', ');
 
 const EXPOSE_HEADERS = [
   'x-request-id',
+  'request-id',
   'x-ratelimit-limit-requests',
   'x-ratelimit-remaining-requests',
   'x-ratelimit-reset-requests',
@@ -175,6 +185,12 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
     }
     await next();
   };
+  // Anthropic's routes answer errors in Anthropic's envelope, the size gate's and key gate's too.
+  const models = base + '/models';
+  app.use(
+    '*',
+    anthropicErrors((c) => MESSAGES_PATH.test(c.req.path) || (isAnthropicClient(c.req) && (c.req.path === models || c.req.path.startsWith(models + '/')))),
+  );
   app.use('*', sizeGate);
 
   const keyed = requireAccess(runtime);
@@ -194,6 +210,9 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   route('POST', `${base}/chat/completions`, upstreamOr(deps, 'chat', chatCompletions(deps)));
   route('POST', `${base}/completions`, upstreamOr(deps, 'completion', completions(deps)));
   route('POST', `${base}/responses`, responses(deps));
+  // Anthropic's SDKs post to the origin's /v1/messages whatever the OpenAI base path is.
+  route('POST', '/v1/messages', messages(deps));
+  route('POST', '/v1/messages/count_tokens', countTokens(deps));
   route('GET', `${base}/responses/:id/input_items`, listInputItems(deps));
   route('GET', `${base}/responses/:id`, getResponse(deps));
   route('DELETE', `${base}/responses/:id`, deleteResponse(deps));

@@ -3,6 +3,8 @@
 import type { ModelState } from '../../engine/protocol.js';
 import type { Ctx, RouteDeps } from '../context.js';
 import { jsonResponse, modelNotFound } from '../errors.js';
+import { isAnthropicClient } from '../messages/client.js';
+import { anthropicModel, anthropicModelList, servesMessages } from '../messages/models.js';
 
 export function modelObject(m: ModelState) {
   return {
@@ -22,8 +24,10 @@ export function modelObject(m: ModelState) {
 }
 
 export function listModels(deps: RouteDeps) {
-  return async (_c: Ctx): Promise<Response> => {
+  return async (c: Ctx): Promise<Response> => {
     const models = await deps.runtime.engine.models();
+    // Anthropic's SDK lists models in Anthropic's shape, and sends anthropic-version to say so.
+    if (isAnthropicClient(c.req)) return jsonResponse(anthropicModelList(models, new URL(c.req.url).searchParams));
     return jsonResponse({ object: 'list', data: models.map(modelObject) });
   };
 }
@@ -38,6 +42,10 @@ export function getModel(deps: RouteDeps) {
       // A stray % that is not an escape: look the text up as it is.
     }
     const m = (await deps.runtime.engine.models()).find((x) => x.id === id);
+    if (isAnthropicClient(c.req)) {
+      if (!m || !servesMessages(m)) throw modelNotFound(id);
+      return jsonResponse(anthropicModel(m));
+    }
     if (!m) throw modelNotFound(id);
     return jsonResponse(modelObject(m));
   };

@@ -5,8 +5,11 @@ import type { Runtime } from '../../types.js';
 
 /** Routes outside /v1 that are served beside the base URL (at its parent path): Cohere's v2 client posts to /v2/rerank. */
 const BESIDE = new Set(['/generate', '/health', '/rerank', '/v2/rerank', '/tokenize', '/detokenize']);
-/** Anthropic's Messages routes sit at the origin's /v1/messages, whatever the base URL's path. */
+/** Anthropic's Messages routes sit at the origin's /v1/messages, whatever the base URL's path;
+ * so does its model list, for a request that says it is Anthropic's (anthropic-version). */
 const AT_ORIGIN = /^\/v1\/messages(?:\/|$)/;
+const ANTHROPIC_AT_ORIGIN = /^\/v1\/models(?:\/|$)/;
+const atOrigin = (path: string, request: Request) => AT_ORIGIN.test(path) || (ANTHROPIC_AT_ORIGIN.test(path) && request.headers.has('anthropic-version'));
 
 /** Whether the router has a route (for any method) for a path; its catch-all middleware does not count. */
 function routesOf(router: Router): (path: string) => boolean {
@@ -29,7 +32,7 @@ export function handlersFor(runtime: Runtime, baseURL?: string): RequestHandler[
   const base = baseURL ? new URL(baseURL.replace(/\/+$/, '')) : undefined;
 
   /** The router's path for a request URL, when it is one of the router's routes. */
-  function routePath(url: URL): string | undefined {
+  function routePath(url: URL, request: Request): string | undefined {
     const path = url.pathname;
     if (!base) return (path.startsWith('/v1/') || BESIDE.has(path)) && serves(path) ? path : undefined;
     if (url.origin !== base.origin) return undefined;
@@ -37,7 +40,7 @@ export function handlersFor(runtime: Runtime, baseURL?: string): RequestHandler[
       const routed = `/v1${path.slice(base.pathname.length)}`;
       if (serves(routed)) return routed;
     }
-    if (AT_ORIGIN.test(path) && serves(path)) return path;
+    if (atOrigin(path, request) && serves(path)) return path;
     const parent = base.pathname.replace(/\/[^/]*$/, '');
     const rest = path.slice(parent.length);
     return path.startsWith(parent) && BESIDE.has(rest) && serves(rest) ? rest : undefined;
@@ -45,10 +48,10 @@ export function handlersFor(runtime: Runtime, baseURL?: string): RequestHandler[
 
   return [
     http.all(
-      ({ request }) => routePath(new URL(request.url)) !== undefined,
+      ({ request }) => routePath(new URL(request.url), request) !== undefined,
       ({ request }) => {
         const url = new URL(request.url);
-        const path = routePath(url)!;
+        const path = routePath(url, request)!;
         if (path === url.pathname) return router.fetch(request);
         const target = new URL(path + url.search, url.origin);
         const init: RequestInit & { duplex?: 'half' } = {

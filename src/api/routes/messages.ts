@@ -1,0 +1,101 @@
+// POST /v1/messages: Anthropic's Messages API on the chat engine path (same template, sampling,
+// tool grammar, thinking split, keys, limits, caps and charging as chat completions), answered
+// as a message or as Anthropic's named SSE events; an upstream model's request goes to its
+// upstream's chat completions (src/upstream/messages.ts) with the same holds and charging.
+// Errors leave in Anthropic's envelope (../messages/errors.ts, applied by the router to these routes).
+import type { ThinkingStart } from '../../engine/protocol.js';
+import { reserveGeneration } from '../charge.js';
+import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js';
+import { jsonResponse } from '../errors.js';
+import { GenerationSet } from '../generation.js';
+import { randomId } from '../ids.js';
+import { asMessagesError, errorEvent } from '../messages/errors.js';
+import { MessageEvents } from '../messages/events.js';
+import { contentBlocks, messageUsage, stopReason, type MessageBody } from '../messages/reply.js';
+import { parseBody } from '../schemas/common.js';
+import { messagesRequestSchema, promptOf, toMessagesCall } from '../schemas/messages.js';
+import { sseResponse } from '../sse.js';
+import { replyMessage, StreamedReply } from '../tools/respond.js';
+import { forwardMessages } from '../../upstream/messages.js';
+import { respondWith, startStream, streamThenSettle } from './shared.js';
+import { forwardHeld } from './upstream.js';
+
+export function messages(deps: RouteDeps) {
+  const answer = respond(deps);
+  return async (c: Ctx): Promise<Response> => {
+    try {
+      return await answer(c);
+    } catch (err) {
+      // Named by the fields the client sent, not by those of the chat body it runs as.
+      throw asMessagesError(err);
+    }
+  };
+}
+
+function respond(deps: RouteDeps) {
+  return async (c: Ctx): Promise<Response> => {
+    const body = parseBody(messagesRequestSchema, await readJson(c, deps));
+    const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
+    const call = toMessagesCall(body, model);
+    if (deps.runtime.upstreams?.pool(model.id)) {
+      const turn = { head: { id: randomId('msg_'), model: model.id }, chat: call.chat, stream: body.stream === true, sequences: call.sampling.stop, omitThinking: call.omitThinking };
+      return forwardHeld(deps.runtime, c, model, 'chat', call.chat, (req) => forwardMessages(turn, req));
+    }
+    const prompts = [promptOf(call)];
+    const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, 1, call.sampling);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal);
+    charge.watch(set);
+    const head = { id: randomId('msg_'), model: model.id };
+    // A reasoning model's reply is split into its thinking and its answer, from where it started.
+    const thinking = (start: ThinkingStart | undefined) => (model.reasoning ? (start ?? 'free') : undefined);
+    const sequences = call.sampling.stop;
+
+    if (!body.stream) {
+      const [r] = await respondWith(set, charge);
+      const { message, finish_reason } = replyMessage(r!.text, r!.finish_reason, call.tools, thinking(r!.thinking));
+      const reply: MessageBody = {
+        id: head.id,
+        type: 'message',
+        role: 'assistant',
+        model: head.model,
+        content: contentBlocks(message, call.omitThinking),
+        ...stopReason(finish_reason, r!.matched_stop, sequences),
+        usage: messageUsage(set.usage(), r!.reasoning_tokens),
+      };
+      return jsonResponse(reply);
+    }
+
+    const delivery = await startStream(set, charge);
+    return sseResponse(
+      (send) =>
+        streamThenSettle(set, charge, async () => {
+          const events = new MessageEvents(head, send, call.omitThinking);
+          events.start(messageUsage(set.usage()));
+          // Made at the first event, which says where a reasoning model's reply starts.
+          let reply: StreamedReply | undefined;
+          const replyFor = (start: ThinkingStart | undefined) => (reply ??= new StreamedReply(call.tools, thinking(start)));
+          let streamed = '';
+          for await (const e of set.sent()) {
+            if (e.kind === 'error') throw e.error;
+            if (e.kind === 'token') {
+              streamed += e.ev.text;
+              for (const d of replyFor(e.ev.thinking).push(e.ev.text)) events.push(d);
+            } else {
+              // Text the engine released only at the end (a held-back partial stop string).
+              const r = replyFor(e.result.thinking);
+              const rest = e.result.text.length > streamed.length && e.result.text.startsWith(streamed) ? r.push(e.result.text.slice(streamed.length)) : [];
+              for (const d of [...rest, ...r.end()]) events.push(d);
+              const stop = stopReason(r.finish(e.result.finish_reason), e.result.matched_stop, sequences);
+              events.finish(stop, messageUsage(set.usage(), e.result.reasoning_tokens));
+            }
+          }
+        }),
+      {
+        ...delivery,
+        onCancel: () => set.cancel(),
+        requestId: c.get('requestId'),
+        named: { failed: (err) => errorEvent(err, c.get('requestId')) },
+      },
+    );
+  };
+}
