@@ -30,18 +30,20 @@ export function handlersFor(runtime: Runtime, baseURL?: string): RequestHandler[
   const router = createRouter(runtime);
   const serves = routesOf(router);
   const base = baseURL ? new URL(baseURL.replace(/\/+$/, '')) : undefined;
+  // An origin alone (Anthropic's or Cohere's default base URL) has the path '/': its routes sit at the root.
+  const basePath = base?.pathname.replace(/\/+$/, '') ?? '';
 
   /** The router's path for a request URL, when it is one of the router's routes. */
   function routePath(url: URL, request: Request): string | undefined {
     const path = url.pathname;
     if (!base) return (path.startsWith('/v1/') || BESIDE.has(path)) && serves(path) ? path : undefined;
     if (url.origin !== base.origin) return undefined;
-    if (path.startsWith(`${base.pathname}/`)) {
-      const routed = `/v1${path.slice(base.pathname.length)}`;
+    if (path.startsWith(`${basePath}/`)) {
+      const routed = `/v1${path.slice(basePath.length)}`;
       if (serves(routed)) return routed;
     }
     if (atOrigin(path, request) && serves(path)) return path;
-    const parent = base.pathname.replace(/\/[^/]*$/, '');
+    const parent = basePath.replace(/\/[^/]*$/, '');
     const rest = path.slice(parent.length);
     return path.startsWith(parent) && BESIDE.has(rest) && serves(rest) ? rest : undefined;
   }
