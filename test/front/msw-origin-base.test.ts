@@ -11,7 +11,11 @@ let server: ReturnType<typeof setupServer>;
 beforeAll(async () => {
   handlers = await hearthHandlers({ baseURL: 'https://api.anthropic.com', models: ['svc/tiny-chat'] });
   server = setupServer(...handlers);
-  server.listen({ onUnhandledRequest: 'error' });
+  server.listen({
+    onUnhandledFrame({ frame }) {
+      frame.errorWith(new Error('unhandled'));
+    },
+  });
 }, 120_000);
 
 afterAll(async () => {
