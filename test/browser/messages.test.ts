@@ -19,14 +19,16 @@ const promptOf = (u: Flow['created']['usage']) => u.input_tokens + (u.cache_read
 describe.skipIf(!CHROMIUM)('Anthropic’s SDK in the page (wasm)', () => {
   let server: DemoServer;
   let r: Flow;
+  let clients: Awaited<ReturnType<typeof import('./page-messages.js').messagesClientsFlow>>;
   let errors: string[];
   const browser = freshBrowser();
 
   beforeAll(async () => {
-    server = await startDemo({}, ['@anthropic-ai/sdk']);
+    server = await startDemo({}, ['@anthropic-ai/sdk', '@ai-sdk/anthropic', 'ai', '@langchain/anthropic']);
     const tab = await openDemo(browser.context, `${server.url}?device=wasm`);
     errors = tab.errors;
     r = await call(tab.page, 'messagesFlow', tab.info);
+    clients = await call(tab.page, 'messagesClientsFlow', tab.info);
   }, 300_000);
 
   afterAll(async () => {
@@ -65,6 +67,13 @@ describe.skipIf(!CHROMIUM)('Anthropic’s SDK in the page (wasm)', () => {
     expect(r.refused).toMatchObject({ badRequest: true, status: 400, body: { type: 'error', error: { type: 'invalid_request_error' } } });
     expect(r.refused!.body).toMatchObject({ error: { message: expect.stringContaining('max_tokens') } });
     expect(r.refused!.requestID).toMatch(/^req_/);
+  });
+
+  it('the AI SDK’s @ai-sdk/anthropic and LangChain’s ChatAnthropic answer with chat’s greedy text, token counts and tool arguments', () => {
+    const counts = [clients.chat.usage.prompt_tokens, clients.chat.usage.completion_tokens];
+    expect(clients.ai).toEqual({ text: clients.chat.content, usage: counts });
+    expect(clients.aiTool).toEqual([['get_weather', JSON.parse(clients.chatToolArguments!)]]);
+    expect(clients.langchain).toEqual({ content: clients.chat.content, usage: counts });
   });
 
   it('logged no page errors', () => {

@@ -67,3 +67,47 @@ export async function messagesFlow(info: Info) {
     refused,
   };
 }
+
+/** The AI SDK's @ai-sdk/anthropic (generateText, a forced tool call) and LangChain's
+ * ChatAnthropic (invoke) against the page's Hearth, beside chat's answers to the same. */
+export async function messagesClientsFlow(info: Info) {
+  const [{ createAnthropic }, { generateText, jsonSchema, tool }, { ChatAnthropic }, { default: OpenAI }] = await Promise.all([
+    import('@ai-sdk/anthropic'),
+    import('ai'),
+    import('@langchain/anthropic'),
+    import('openai'),
+  ]);
+  const origin = new URL(info.baseURL).origin;
+  const openai = new OpenAI({ baseURL: info.baseURL, apiKey: info.apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
+  const chat = await openai.chat.completions.create({ model: MODEL, max_tokens: 16, temperature: 0, messages: [{ role: 'user', content: USER }] });
+  const chatTool = await openai.chat.completions.create({
+    model: MODEL,
+    max_tokens: 100,
+    temperature: 0,
+    messages: [{ role: 'user', content: USER }],
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: INPUT_SCHEMA } }],
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+  });
+  const call = chatTool.choices[0]!.message.tool_calls?.[0];
+
+  // The AI SDK sends the key as x-api-key, to <baseURL>/messages.
+  const model = createAnthropic({ baseURL: `${origin}/v1`, apiKey: info.apiKey, headers: { 'anthropic-dangerous-direct-browser-access': 'true' } })(MODEL);
+  const ai = await generateText({ model, prompt: USER, temperature: 0, maxOutputTokens: 16, maxRetries: 0 });
+  const aiTool = await generateText({
+    model,
+    prompt: USER,
+    temperature: 0,
+    maxOutputTokens: 100,
+    maxRetries: 0,
+    tools: { get_weather: tool({ inputSchema: jsonSchema(INPUT_SCHEMA) }) },
+    toolChoice: { type: 'tool', toolName: 'get_weather' },
+  });
+  const lc = await new ChatAnthropic({ model: MODEL, anthropicApiUrl: origin, apiKey: info.apiKey, temperature: 0, maxTokens: 16, maxRetries: 0, clientOptions: { dangerouslyAllowBrowser: true } }).invoke(USER);
+  return {
+    chat: { content: chat.choices[0]!.message.content, usage: chat.usage! },
+    chatToolArguments: call?.type === 'function' ? call.function.arguments : undefined,
+    ai: { text: ai.text, usage: [ai.usage.inputTokens, ai.usage.outputTokens] },
+    aiTool: aiTool.toolCalls.map((c) => [c.toolName, c.input]),
+    langchain: { content: lc.content, usage: [lc.usage_metadata?.input_tokens, lc.usage_metadata?.output_tokens] },
+  };
+}
