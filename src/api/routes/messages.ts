@@ -15,7 +15,8 @@ import { contentBlocks, messageUsage, stopReason, type MessageBody } from '../me
 import { parseBody } from '../schemas/common.js';
 import { messagesRequestSchema, promptOf, toMessagesCall } from '../schemas/messages.js';
 import { sseResponse } from '../sse.js';
-import { replyMessage, StreamedReply } from '../tools/respond.js';
+import { streamOneReply } from '../tools/one-reply.js';
+import { replyMessage } from '../tools/respond.js';
 import { forwardMessages } from '../../upstream/messages.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
 import { forwardHeld } from './upstream.js';
@@ -71,24 +72,10 @@ function respond(deps: RouteDeps) {
         streamThenSettle(set, charge, async () => {
           const events = new MessageEvents(head, send, call.omitThinking);
           events.start(messageUsage(set.usage()));
-          // Made at the first event, which says where a reasoning model's reply starts.
-          let reply: StreamedReply | undefined;
-          const replyFor = (start: ThinkingStart | undefined) => (reply ??= new StreamedReply(call.tools, thinking(start)));
-          let streamed = '';
-          for await (const e of set.sent()) {
-            if (e.kind === 'error') throw e.error;
-            if (e.kind === 'token') {
-              streamed += e.ev.text;
-              for (const d of replyFor(e.ev.thinking).push(e.ev.text)) events.push(d);
-            } else {
-              // Text the engine released only at the end (a held-back partial stop string).
-              const r = replyFor(e.result.thinking);
-              const rest = e.result.text.length > streamed.length && e.result.text.startsWith(streamed) ? r.push(e.result.text.slice(streamed.length)) : [];
-              for (const d of [...rest, ...r.end()]) events.push(d);
-              const stop = stopReason(r.finish(e.result.finish_reason), e.result.matched_stop, sequences);
-              events.finish(stop, messageUsage(set.usage(), e.result.reasoning_tokens));
-            }
-          }
+          await streamOneReply(set, call.tools, thinking, (d) => events.push(d), (r, result) => {
+            const stop = stopReason(r.finish(result.finish_reason), result.matched_stop, sequences);
+            events.finish(stop, messageUsage(set.usage(), result.reasoning_tokens));
+          });
         }),
       {
         ...delivery,

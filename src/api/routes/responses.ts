@@ -18,7 +18,8 @@ import { beginTurn } from '../responses/turn.js';
 import { parseBody } from '../schemas/common.js';
 import { responsesRequestSchema, toChatBody, toResponsesCall, type ResponsesRequest } from '../schemas/responses.js';
 import { sseResponse } from '../sse.js';
-import { replyMessage, StreamedReply } from '../tools/respond.js';
+import { streamOneReply } from '../tools/one-reply.js';
+import { replyMessage } from '../tools/respond.js';
 import { forwardResponses } from '../../upstream/responses.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
 import { forwardHeld } from './upstream.js';
@@ -74,27 +75,13 @@ function respond(deps: RouteDeps) {
     return sseResponse(
       (send) =>
         streamThenSettle(set, charge, async () => {
-          events = new ResponseEvents(head, send);
-          events.start();
-          // Made at the first event, which says where a reasoning model's reply starts.
-          let reply: StreamedReply | undefined;
-          const replyFor = (start: ThinkingStart | undefined) => (reply ??= new StreamedReply(call.tools, thinking(start)));
-          let streamed = '';
-          for await (const e of set.sent()) {
-            if (e.kind === 'error') throw e.error;
-            if (e.kind === 'token') {
-              streamed += e.ev.text;
-              for (const d of replyFor(e.ev.thinking).push(e.ev.text)) events.push(d);
-            } else {
-              // Text the engine released only at the end (a held-back partial stop string).
-              const r = replyFor(e.result.thinking);
-              const rest = e.result.text.length > streamed.length && e.result.text.startsWith(streamed) ? r.push(e.result.text.slice(streamed.length)) : [];
-              for (const d of [...rest, ...r.end()]) events.push(d);
-              const final = events.finish(e.result.finish_reason, set.usage(), e.result.reasoning_tokens);
-              await turn.keep(final);
-              events.complete(final);
-            }
-          }
+          const stream = (events = new ResponseEvents(head, send)); // kept for `failed`, below
+          stream.start();
+          await streamOneReply(set, call.tools, thinking, (d) => stream.push(d), async (_, result) => {
+            const final = stream.finish(result.finish_reason, set.usage(), result.reasoning_tokens);
+            await turn.keep(final);
+            stream.complete(final);
+          });
         }),
       {
         ...delivery,
