@@ -106,7 +106,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     },
 
     async countTokens(req: CountRequest) {
-      const { model } = ready(req.model, ['chat', 'completion', 'embedding', 'rerank']);
+      const { model } = ready(req.model, ALL_TASKS);
       // The encoding generate and embed run, so the count is the one they will charge.
       return req.prompts.map((p) => {
         if ('tokens' in p) return p.tokens.length;

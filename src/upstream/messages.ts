@@ -11,7 +11,7 @@ import { contentBlocks, messageUsage, stopReason, type MessageBody } from '../ap
 import type { ReplyMessage } from '../api/tools/respond.js';
 import { forward } from './forward.js';
 import { estimateTokens, readUpstreamJson, usageOf, type Body, type TokenUsage, type UpstreamRequest } from './openai.js';
-import { relaySse } from './relay.js';
+import { eventQueue, relaySse } from './relay.js';
 
 /** One Messages request for an upstream model, as the route prepared it. */
 export interface MessagesTurn {
@@ -69,13 +69,8 @@ export async function forwardMessages(t: MessagesTurn, req: UpstreamRequest): Pr
   }
 
   const res = await forward(pool, '/chat/completions', { ...body, stream: true, stream_options: { include_usage: true } }, req.deps, req.signal);
-  let queued: unknown[] = [];
-  const events = new MessageEvents(t.head, (e) => queued.push(e), t.omitThinking);
-  const take = () => {
-    const out = queued;
-    queued = [];
-    return out;
-  };
+  const { push, take } = eventQueue();
+  const events = new MessageEvents(t.head, push, t.omitThinking);
   let usage: TokenUsage | null = null;
   let delivered = 0;
   let finish: Finish = 'stop';

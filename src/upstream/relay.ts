@@ -147,3 +147,16 @@ function asApiError(err: unknown, id: string): ApiError {
   const m = mapError(err);
   return m ? new ApiError(m.status, m.body.error.type, m.body.error.code, m.body.error.message) : upstreamError(id, 'the stream could not be relayed');
 }
+
+/** Events written by a translator (Responses', Messages') between two chunks, handed to relaySse's map by `take`. */
+export function eventQueue(): { push: (event: unknown) => void; take: () => unknown[] } {
+  let queued: unknown[] = [];
+  return {
+    push: (event) => void queued.push(event),
+    take: () => {
+      const out = queued;
+      queued = [];
+      return out;
+    },
+  };
+}

@@ -13,7 +13,7 @@ import { toChatBody, type InputItem } from '../api/schemas/responses.js';
 import { forward } from './forward.js';
 import { estimateTokens, readUpstreamJson, usageOf, type Body, type TokenUsage, type UpstreamRequest } from './openai.js';
 import type { UpstreamPool } from './pool.js';
-import { relaySse } from './relay.js';
+import { eventQueue, relaySse } from './relay.js';
 
 /** One Responses request for an upstream model, as the route prepared it. */
 export interface ResponsesTurn {
@@ -145,13 +145,8 @@ async function viaChat(t: ResponsesTurn, req: UpstreamRequest): Promise<Response
   }
 
   const res = await forward(pool, '/chat/completions', { ...body, stream: true, stream_options: { include_usage: true } }, req.deps, req.signal);
-  let queued: unknown[] = [];
-  const events = new ResponseEvents(t.head, (e) => queued.push(e));
-  const take = () => {
-    const out = queued;
-    queued = [];
-    return out;
-  };
+  const { push, take } = eventQueue();
+  const events = new ResponseEvents(t.head, push);
   let usage: TokenUsage | null = null;
   let delivered = 0;
   let finish: 'stop' | 'length' = 'stop';

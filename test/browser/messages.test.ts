@@ -70,10 +70,11 @@ describe.skipIf(!CHROMIUM)('Anthropic’s SDK in the page (wasm)', () => {
   });
 
   it('the AI SDK’s @ai-sdk/anthropic and LangChain’s ChatAnthropic answer with chat’s greedy text, token counts and tool arguments', () => {
-    const counts = [clients.chat.usage.prompt_tokens, clients.chat.usage.completion_tokens];
-    expect(clients.ai).toEqual({ text: clients.chat.content, usage: counts });
-    expect(clients.aiTool).toEqual([['get_weather', JSON.parse(clients.chatToolArguments!)]]);
-    expect(clients.langchain).toEqual({ content: clients.chat.content, usage: counts });
+    // The same conversation and tool as messagesFlow's, so chat's answers are r.chat's.
+    const counts = [r.chat.usage.prompt_tokens, r.chat.usage.completion_tokens];
+    expect(clients.ai).toEqual({ text: r.chat.content, usage: counts });
+    expect(clients.aiTool).toEqual([['get_weather', JSON.parse(r.chatToolArguments!)]]);
+    expect(clients.langchain).toEqual({ content: r.chat.content, usage: counts });
   });
 
   it('logged no page errors', () => {

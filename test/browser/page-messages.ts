@@ -69,27 +69,14 @@ export async function messagesFlow(info: Info) {
 }
 
 /** The AI SDK's @ai-sdk/anthropic (generateText, a forced tool call) and LangChain's
- * ChatAnthropic (invoke) against the page's Hearth, beside chat's answers to the same. */
+ * ChatAnthropic (invoke) against the page's Hearth, on messagesFlow's conversation and tool. */
 export async function messagesClientsFlow(info: Info) {
-  const [{ createAnthropic }, { generateText, jsonSchema, tool }, { ChatAnthropic }, { default: OpenAI }] = await Promise.all([
+  const [{ createAnthropic }, { generateText, jsonSchema, tool }, { ChatAnthropic }] = await Promise.all([
     import('@ai-sdk/anthropic'),
     import('ai'),
     import('@langchain/anthropic'),
-    import('openai'),
   ]);
   const origin = new URL(info.baseURL).origin;
-  const openai = new OpenAI({ baseURL: info.baseURL, apiKey: info.apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
-  const chat = await openai.chat.completions.create({ model: MODEL, max_tokens: 16, temperature: 0, messages: [{ role: 'user', content: USER }] });
-  const chatTool = await openai.chat.completions.create({
-    model: MODEL,
-    max_tokens: 100,
-    temperature: 0,
-    messages: [{ role: 'user', content: USER }],
-    tools: [{ type: 'function', function: { name: 'get_weather', parameters: INPUT_SCHEMA } }],
-    tool_choice: { type: 'function', function: { name: 'get_weather' } },
-  });
-  const call = chatTool.choices[0]!.message.tool_calls?.[0];
-
   // The AI SDK sends the key as x-api-key, to <baseURL>/messages.
   const model = createAnthropic({ baseURL: `${origin}/v1`, apiKey: info.apiKey, headers: { 'anthropic-dangerous-direct-browser-access': 'true' } })(MODEL);
   const ai = await generateText({ model, prompt: USER, temperature: 0, maxOutputTokens: 16, maxRetries: 0 });
@@ -104,8 +91,6 @@ export async function messagesClientsFlow(info: Info) {
   });
   const lc = await new ChatAnthropic({ model: MODEL, anthropicApiUrl: origin, apiKey: info.apiKey, temperature: 0, maxTokens: 16, maxRetries: 0, clientOptions: { dangerouslyAllowBrowser: true } }).invoke(USER);
   return {
-    chat: { content: chat.choices[0]!.message.content, usage: chat.usage! },
-    chatToolArguments: call?.type === 'function' ? call.function.arguments : undefined,
     ai: { text: ai.text, usage: [ai.usage.inputTokens, ai.usage.outputTokens] },
     aiTool: aiTool.toolCalls.map((c) => [c.toolName, c.input]),
     langchain: { content: lc.content, usage: [lc.usage_metadata?.input_tokens, lc.usage_metadata?.output_tokens] },
