@@ -79,8 +79,11 @@ describe('engine model operations', () => {
   });
 
   it('removes a model: gone from models() at once, in-flight work still finishes', async () => {
-    const inFlight = engine.generate(req('svc/second', { max_tokens: 50, ignore_eos: true }), () => {});
-    await new Promise((r) => setTimeout(r, 5));
+    // Removed once the request is surely in flight (its first token out), not after a guessed delay.
+    let started!: () => void;
+    const first = new Promise<void>((r) => (started = r));
+    const inFlight = engine.generate(req('svc/second', { max_tokens: 50, ignore_eos: true }), () => started());
+    await Promise.race([first, inFlight]); // a refusal fails the test at once
     const removing = engine.remove('svc/second');
     expect((await engine.models()).map((m) => m.id)).not.toContain('svc/second');
     await expect(engine.generate(req('svc/second'), () => {})).rejects.toMatchObject({ code: 'model_not_found' });
