@@ -131,7 +131,16 @@ interface PytorchSpec {
   prompt_tokens: number;
   rounds: number;
 }
-type ChildSpec = HearthSpec | TransformersSpec | WriteSpec | GraphRateSpec | PytorchSpec;
+/** The sampling head's forms after a decode step (head-rate.ts). */
+interface HeadRateSpec {
+  kind: 'head_rate';
+  file: string;
+  device: 'webgpu' | 'cpu';
+  batches: number[];
+  prompt_tokens: number;
+  steps: number;
+}
+type ChildSpec = HearthSpec | TransformersSpec | WriteSpec | GraphRateSpec | HeadRateSpec | PytorchSpec;
 
 /** One engine on one device: for each stream count, `rounds` rounds of that many requests at once. */
 async function hearthSection(s: HearthSpec, partial: (figures: object) => void): Promise<object> {
@@ -264,6 +273,16 @@ async function graphRateSection(s: GraphRateSpec): Promise<object> {
   return Object.fromEntries(Object.values(rates).map((r) => [`batch_${r.batch}`, r]));
 }
 
+/** Each form of the sampling head after a decode step, on the section's device. */
+async function headRateSection(s: HeadRateSpec): Promise<object> {
+  const { headRates } = await import('./head-rate.js');
+  const rates = await headRates(s.file, { device: s.device, batches: s.batches, promptTokens: s.prompt_tokens, steps: s.steps });
+  for (const [form, byBatch] of Object.entries(rates)) {
+    log(`  ${form}: ${Object.values(byBatch).map((r) => `batch ${r.batch} step+head ${r.step_and_head_ms} ms (head alone ${r.head_alone_ms} ms)`).join('; ')}`);
+  }
+  return Object.fromEntries(Object.entries(rates).map(([form, byBatch]) => [form, Object.fromEntries(Object.values(byBatch).map((r) => [`batch_${r.batch}`, r]))]));
+}
+
 /** The PyTorch peer: pytorch-peer.py's JSON (its last line of output). */
 async function pytorchSection(s: PytorchSpec): Promise<object> {
   const d = s.dims;
@@ -314,6 +333,7 @@ if (args.child) {
     spec.kind === 'hearth' ? await hearthSection(spec, partial)
     : spec.kind === 'transformers_js' ? await transformersSection(spec)
     : spec.kind === 'graph_rate' ? await graphRateSection(spec)
+    : spec.kind === 'head_rate' ? await headRateSection(spec)
     : spec.kind === 'pytorch' ? await pytorchSection(spec)
     : await writeSection(spec);
   writeFileSync(args.result!, JSON.stringify(result));
@@ -396,7 +416,7 @@ const results: Record<string, any> = {
   },
   webgpu_adapter: null,
   bench_model: {},
-  qwen2_5_0_5b_shaped: { hearth: {}, transformers_js: {}, graph_alone: {}, pytorch: {} },
+  qwen2_5_0_5b_shaped: { hearth: {}, transformers_js: {}, graph_alone: {}, head_forms: {}, pytorch: {} },
   targets: {},
   sections: [] as object[],
 };
@@ -445,6 +465,9 @@ const qwenPrompt = (): number => (Q.hearth.webgpu_kv_device?.streams_1?.prompt_t
 const graphRate = (device: 'webgpu' | 'cpu') => (): GraphRateSpec => ({
   kind: 'graph_rate', file: join(qwenFolder, 'onnx', 'model_q4f16.onnx'), device, batches: SETTINGS.graph_rate.batches, prompt_tokens: qwenPrompt(), steps: SETTINGS.graph_rate.steps,
 });
+const headRate = (device: 'webgpu' | 'cpu') => (): HeadRateSpec => ({
+  kind: 'head_rate', file: join(qwenFolder, 'onnx', 'model_q4f16.onnx'), device, batches: SETTINGS.graph_rate.batches, prompt_tokens: qwenPrompt(), steps: Math.min(SETTINGS.graph_rate.steps, 24),
+});
 // The PyTorch peer where the machine has torch (and, but for --quick, CUDA: the peer is the GPU's).
 const PYTHON = process.env.HEARTH_BENCH_PYTHON ?? 'python3';
 function torchOnThisMachine(): { cuda: boolean } | { problem: string } {
@@ -484,10 +507,12 @@ const benchFolder = (form: keyof typeof forms) => join(FIXTURES_DIR, forms[form]
 const plan: [Record<string, unknown>, string, string, ChildSpec | (() => ChildSpec | { skipped: string }), number][] = [
   [Q.hearth, 'webgpu_kv_device', 'qwen_hearth_webgpu_kv_device', hearth(qwenFolder, 'q4f16', 'webgpu_kv_device', q), 150],
   [Q.graph_alone, 'webgpu', 'qwen_graph_webgpu', graphRate('webgpu'), 90],
+  [Q.head_forms, 'webgpu', 'qwen_head_webgpu', headRate('webgpu'), 90],
   [Q.pytorch, 'gpu', 'qwen_pytorch', pytorch, 180],
   [Q.transformers_js, 'webgpu', 'qwen_transformers_js_webgpu', tjs('webgpu'), 120],
   [Q.hearth, 'cpu', 'qwen_hearth_cpu', hearth(qwenFolder, 'q4f16', 'cpu', q, [1, 8]), 120],
   [Q.graph_alone, 'cpu', 'qwen_graph_cpu', graphRate('cpu'), 90],
+  [Q.head_forms, 'cpu', 'qwen_head_cpu', headRate('cpu'), 90],
   // Per-row host time before the sampling head: every row read whole (sampleFrom 'whole-rows').
   [Q.hearth, 'webgpu_kv_device_whole_rows', 'qwen_hearth_webgpu_whole_rows', { ...hearth(qwenFolder, 'q4f16', 'webgpu_kv_device', { ...q, rounds: 1 }), sample_from: 'whole-rows' }, 120],
   [B.plain, 'webgpu_kv_device', 'bench_plain_webgpu_kv_device', hearth(benchFolder('plain'), 'fp32', 'webgpu_kv_device', bm), 90],

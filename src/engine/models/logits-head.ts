@@ -5,6 +5,8 @@
 // device buffer) and returns each row's best K candidates and its log-normaliser; only rows
 // whose sampling needs the whole row (a grammar mask, penalties, a draw past the candidates)
 // fetch it, for that step only. WebLLM moved its sampling to the GPU for the same reason.
+// Greedy rows without logprobs read neither: the model's own run returns each position's best
+// token beside the logits (best-token.ts), as a second run costs ~2 ms on WebGPU in Node.
 import { GraphBuilder, TensorType } from '../../onnx/graph.js';
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { RowCandidates } from '../sampling/sampler.js';
@@ -16,8 +18,9 @@ export const HEAD_CANDIDATES = 64;
 export type HeadTopK = 'single' | 'blocked';
 
 /** Which outputs a head graph has: onnxruntime runs every node of a graph whatever a run
- * fetches, so each use gets a graph of its own (the normaliser alone doubled a greedy row's cost). */
-export type HeadOutputs = 'candidates' | 'candidates+lse' | 'whole' | 'all';
+ * fetches, so each use gets a graph of its own (the normaliser alone doubled a greedy row's cost).
+ * `best`: each row's best token alone, for greedy rows that ask no logprobs. */
+export type HeadOutputs = 'best' | 'candidates' | 'candidates+lse' | 'whole' | 'all';
 
 /**
  * The head graph. Inputs: `logits` [batch, positions, vocab] as the model emits them,
@@ -31,9 +34,13 @@ export type HeadOutputs = 'candidates' | 'candidates+lse' | 'whole' | 'all';
  * over the whole row is a long sort on the device (onnxruntime's WebGPU TopK is a bitonic
  * sort: 171 passes for 8 × 151,936); the order is the same (ties stay by id: blocks are in
  * id order, and each block's winners too).
+ *
+ * `best` (outputs): the row's maximum and the lowest id holding it (a reduction, no sort;
+ * onnxruntime's ArgMax does not promise the lowest id on every device): `values`/`indices`
+ * with one column, `indices` as float32 (exact below 2^24).
  */
 export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16', topK: HeadTopK, outputs: HeadOutputs = 'all', k = HEAD_CANDIDATES): Uint8Array {
-  const want = { whole: outputs === 'whole' || outputs === 'all', candidates: outputs !== 'whole', lse: outputs === 'candidates+lse' || outputs === 'all' };
+  const want = { whole: outputs === 'whole' || outputs === 'all', candidates: outputs !== 'whole' && outputs !== 'best', lse: outputs === 'candidates+lse' || outputs === 'all' };
   const g = new GraphBuilder(`hearth_logits_head_${topK}`);
   const input = g.input('logits', logitsType === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT, ['batch', 'positions', vocab]);
   const rows = g.input('rows', TensorType.INT64, ['rows']);
@@ -42,6 +49,7 @@ export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16'
   const whole = logitsType === 'float16' ? g.node('Cast', [picked], { to: TensorType.FLOAT }) : picked;
   if (want.whole) g.output('whole', whole, TensorType.FLOAT, ['rows', vocab]);
   if (want.candidates) candidatesOf(g, whole, vocab, topK, k);
+  if (outputs === 'best') bestOf(g, whole, vocab);
   // log Σ exp(x·s) as max + log Σ exp(x·s − max): ops every provider runs on its device.
   if (want.lse) {
     const invT = g.input('inv_temperature', TensorType.FLOAT, ['rows']);
@@ -52,6 +60,15 @@ export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16'
     g.output('lse', g.node('Reshape', [lse, g.ints('row', [-1])]), TensorType.FLOAT, ['rows']);
   }
   return g.toBytes();
+}
+
+/** `values` / `indices` of one column: each row's maximum and the lowest id holding it. */
+function bestOf(g: GraphBuilder, whole: string, vocab: number): void {
+  const max = g.node('ReduceMax', [whole], { axes: [1], keepdims: 1 });
+  const ids = g.weight('ids', [1, vocab], Float32Array.from({ length: vocab }, (_, i) => i));
+  const atMax = g.node('Where', [g.node('Equal', [whole, max]), ids, g.scalar('no_id', Infinity)]);
+  g.output('values', max, TensorType.FLOAT, ['rows', 1]);
+  g.output('indices', g.node('ReduceMin', [atMax], { axes: [1], keepdims: 1 }), TensorType.FLOAT, ['rows', 1]);
 }
 
 /** `values` / `indices`: each row's best k, best first, ties by the lower id. */
@@ -82,7 +99,7 @@ export class LogitsHead {
 
   private constructor(
     private readonly backend: Backend,
-    private readonly sessions: { candidates: InferenceSession; 'candidates+lse': InferenceSession },
+    private readonly sessions: Record<'best' | 'candidates+lse', InferenceSession>,
     private readonly wholeGraph: () => Uint8Array,
     readonly vocab: number,
     readonly topK: HeadTopK,
@@ -92,24 +109,29 @@ export class LogitsHead {
     // One TopK over the row on the CPU (a selection there); by blocks on a GPU (a sort there).
     const topK: HeadTopK = chosen ?? (backend.device === 'cpu' || backend.device === 'wasm' ? 'single' : 'blocked');
     const graph = (outputs: HeadOutputs) => logitsHeadGraph(vocab, logitsType, topK, outputs);
-    const [candidates, withLse] = await Promise.all([backend.createSession(graph('candidates')), backend.createSession(graph('candidates+lse'))]);
-    return new LogitsHead(backend, { candidates, 'candidates+lse': withLse }, () => graph('whole'), vocab, topK);
+    const [best, candidates] = await Promise.all([backend.createSession(graph('best')), backend.createSession(graph('candidates+lse'))]);
+    return new LogitsHead(backend, { best, 'candidates+lse': candidates }, () => graph('whole'), vocab, topK);
   }
 
-  /** The best candidates of `rows` (flattened rows of `logits`), with each row's normaliser at its temperature where `temperatures` is given. */
-  async candidates(logits: Tensor, rows: number[], temperatures: number[] | null): Promise<RowCandidates[]> {
-    const { Tensor } = this.backend;
-    const feeds: Record<string, Tensor> = { logits, rows: this.rowsTensor(rows) };
-    if (temperatures) feeds.inv_temperature = new Tensor('float32', Float32Array.from(temperatures, (t) => 1 / t), [rows.length]);
-    const out = await this.sessions[temperatures ? 'candidates+lse' : 'candidates'].run(feeds);
-    const values = out.values.data as Float32Array;
-    const indices = out.indices.data as BigInt64Array;
-    const lse = temperatures ? (out.lse.data as Float32Array) : null;
-    const k = out.values.dims[1];
+  /** The best candidates of `rows` (flattened rows of `logits`), with each row's normaliser at its temperature. */
+  async candidates(logits: Tensor, rows: number[], temperatures: number[]): Promise<RowCandidates[]> {
+    const inv_temperature = new this.backend.Tensor('float32', Float32Array.from(temperatures, (t) => 1 / t), [rows.length]);
+    const out = await this.sessions['candidates+lse'].run({ logits, rows: this.rowsTensor(rows), inv_temperature });
+    return this.rowsOf(rows, out.values.data as Float32Array, out.indices.data as BigInt64Array, out.lse.data as Float32Array);
+  }
+
+  /** The best token of `rows` alone (greedy rows that ask no logprobs): no normaliser (NaN). */
+  async best(logits: Tensor, rows: number[]): Promise<RowCandidates[]> {
+    const out = await this.sessions.best.run({ logits, rows: this.rowsTensor(rows) });
+    return this.rowsOf(rows, out.values.data as Float32Array, out.indices.data as Float32Array, null);
+  }
+
+  private rowsOf(rows: number[], values: Float32Array, indices: BigInt64Array | Float32Array, lse: Float32Array | null): RowCandidates[] {
+    const k = values.length / rows.length;
     return rows.map((_, r) => ({
       ids: Array.from(indices.subarray(r * k, (r + 1) * k), Number),
       logits: values.subarray(r * k, (r + 1) * k),
-      lse: lse ? lse[r] : NaN,
+      lse: lse ? lse[r]! : NaN,
       complete: k === this.vocab,
     }));
   }
@@ -131,8 +153,14 @@ export class LogitsHead {
 
   async dispose(): Promise<void> {
     const whole = await this.whole$?.catch(() => undefined);
-    await Promise.all([this.sessions.candidates.release(), this.sessions['candidates+lse'].release(), whole?.release()]);
+    await Promise.all([...Object.values(this.sessions).map((s) => s.release()), whole?.release()]);
   }
+}
+
+/** Each position's best token as the model's graph computed it beside the logits (best-token.ts), by flattened row. */
+export interface BestTokens {
+  ids: Float32Array;
+  logits: Float32Array;
 }
 
 /**
@@ -145,14 +173,23 @@ export class StepLogits {
     private readonly head: LogitsHead,
     private readonly tensor: Tensor,
     private readonly rows: number[],
+    /** Where the graph has them: no head run for greedy rows. */
+    private readonly bestTokens?: BestTokens,
   ) {}
 
   get size(): number {
     return this.rows.length;
   }
 
-  candidates(items: number[], temperatures: number[] | null): Promise<RowCandidates[]> {
+  candidates(items: number[], temperatures: number[]): Promise<RowCandidates[]> {
     return this.head.candidates(this.tensor, items.map((i) => this.rows[i]), temperatures);
+  }
+
+  async best(items: number[]): Promise<RowCandidates[]> {
+    const rows = items.map((i) => this.rows[i]!);
+    const best = this.bestTokens;
+    if (!best) return this.head.best(this.tensor, rows);
+    return rows.map((r) => ({ ids: [best.ids[r]!], logits: best.logits.subarray(r, r + 1), lse: NaN, complete: this.head.vocab === 1 }));
   }
 
   whole(items: number[]): Promise<Float32Array[]> {

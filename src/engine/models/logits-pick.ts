@@ -71,10 +71,16 @@ export function pickLogitsPosition(onnx: Uint8Array): LogitsPickResult {
     // onnxruntime then reads the file as it is, and says what is wrong with it if anything is.
     return { skipped: `the file could not be decoded (${(e as Error).message})` };
   }
-  const found = findLmHeadPath(model);
+  const found = pickLogitsPositionIn(model);
   if (typeof found === 'string') return { skipped: found };
-  insertGather(model, found);
   return { bytes: encodeModelProto(model), path: found };
+}
+
+/** The same edit on a decoded model (changed in place): its lm_head path, or why it was left alone. */
+export function pickLogitsPositionIn(model: ModelProto): LmHeadPath | string {
+  const found = findLmHeadPath(model);
+  if (typeof found !== 'string') insertGather(model, found);
+  return found;
 }
 
 /** The edit for createModelSession: the edited bytes, or null where the graph is left alone. */

@@ -26,19 +26,22 @@ export async function sampleRows(rows: RowToSample[], timings: StepTimings, adva
   const whole: RowToSample[] = [];
   const byCandidates: RowToSample[] = [];
   for (const r of rows) (wholeRows || r.seq.wantsWholeRow(HEAD_CANDIDATES) ? whole : byCandidates).push(r);
-  for (const [logits, group] of byStep(byCandidates)) {
-    const t0 = performance.now();
-    const temperatures = group.map((r) => r.seq.normaliserTemperature);
-    const candidates = await logits.candidates(
-      group.map((r) => r.index),
-      temperatures.some((t) => t !== null) ? temperatures.map((t) => t ?? 1) : null,
-    );
-    timings.lap('logits', t0);
-    group.forEach((r, i) => {
-      const outcome = advance(r.seq, { candidates: candidates[i] });
-      if (outcome === 'whole-row') whole.push(r);
-      else if (outcome) done.add(r.seq);
-    });
+  for (const [logits, rowsOfStep] of byStep(byCandidates)) {
+    // Greedy rows that ask no logprobs need the best token alone: a reduction on the device, no sort.
+    const bestOnly = rowsOfStep.filter((r) => r.seq.normaliserTemperature === null);
+    const ranked = rowsOfStep.filter((r) => r.seq.normaliserTemperature !== null);
+    for (const group of [bestOnly, ranked]) {
+      if (group.length === 0) continue;
+      const t0 = performance.now();
+      const items = group.map((r) => r.index);
+      const candidates = group === bestOnly ? await logits.best(items) : await logits.candidates(items, group.map((r) => r.seq.normaliserTemperature!));
+      timings.lap('logits', t0);
+      group.forEach((r, i) => {
+        const outcome = advance(r.seq, { candidates: candidates[i] });
+        if (outcome === 'whole-row') whole.push(r);
+        else if (outcome) done.add(r.seq);
+      });
+    }
   }
   for (const [logits, group] of byStep(whole)) {
     const t0 = performance.now();

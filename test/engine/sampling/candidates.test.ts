@@ -8,36 +8,10 @@ import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { floatToHalf } from '../../../src/onnx/half.js';
-import { HEAD_CANDIDATES, logitsHeadGraph, LogitsHead, type HeadTopK } from '../../../src/engine/models/logits-head.js';
+import { HEAD_CANDIDATES, LogitsHead } from '../../../src/engine/models/logits-head.js';
 import { logSumExp, sampleToken, type SamplerParams } from '../../../src/engine/sampling/sampler.js';
 import { halfToFloat } from '../../../src/engine/models/interface.js';
-
-const QWEN_VOCAB = 151_936;
-
-/** Rows of logits with ties (values on a grid) and a few peaks, as float32 values. */
-function rowsOf(rows: number, vocab: number, seed: number): Float32Array {
-  let a = seed >>> 0;
-  const next = () => ((a = (Math.imul(a, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-  return Float32Array.from({ length: rows * vocab }, () => Math.round((next() < 0.001 ? 8 : 0) + next() * 6 * 8) / 8);
-}
-
-/** A full sort's first k (logit descending, ties by id). */
-function sortedFirst(row: ArrayLike<number>, k: number): number[] {
-  return Array.from({ length: row.length }, (_, i) => i).sort((x, y) => row[y]! - row[x]! || x - y).slice(0, k);
-}
-
-async function runHead(values: Float32Array, rows: number, vocab: number, type: 'float32' | 'float16', topK: HeadTopK, invT: number[]) {
-  // Through the backend, as the engine opens it (on Node 24 it feeds float16 as the binding reads it).
-  const session = await nodeBackend('cpu').createSession(logitsHeadGraph(vocab, type, topK));
-  const data = type === 'float16' ? Uint16Array.from(values, floatToHalf) : values;
-  const out = await session.run({
-    logits: new ort.Tensor(type, data, [rows, 1, vocab]),
-    rows: new ort.Tensor('int64', BigInt64Array.from({ length: rows }, (_, i) => BigInt(i)), [rows]),
-    inv_temperature: new ort.Tensor('float32', Float32Array.from(invT), [rows]),
-  });
-  await session.release();
-  return { values: out.values!.data as Float32Array, indices: out.indices!.data as BigInt64Array, lse: out.lse!.data as Float32Array, whole: out.whole!.data as Float32Array };
-}
+import { QWEN_VOCAB, rowsOf, runBest, runHead, sortedFirst, tiedRows } from '../../helpers/head-rows.js';
 
 describe('the sampling head graph', () => {
   for (const type of ['float32', 'float16'] as const) {
@@ -59,6 +33,22 @@ describe('the sampling head graph', () => {
         }
       }, 60_000);
     }
+  }
+});
+
+describe("the sampling head's best token", () => {
+  for (const type of ['float32', 'float16'] as const) {
+    it(`is the row's maximum at its lowest id (${type} logits, Qwen's vocabulary)`, async () => {
+      const rows = 4;
+      const raw = tiedRows(rows, QWEN_VOCAB, 11);
+      const seen = type === 'float16' ? Float32Array.from(raw, (v) => halfToFloat(floatToHalf(v))) : raw;
+      const best = await runBest(raw, rows, QWEN_VOCAB, type);
+      for (let r = 0; r < rows; r++) {
+        const row = seen.subarray(r * QWEN_VOCAB, (r + 1) * QWEN_VOCAB);
+        const [id] = sortedFirst(row, 1);
+        expect(best[r]).toEqual([id, row[id!]]);
+      }
+    }, 60_000);
   }
 });
 
@@ -84,7 +74,9 @@ describe('a draw from the candidates', () => {
         const row = Float32Array.from(rowsOf(1, vocab, seed), (v) => (v * spread) / 6);
         const t = !(p.temperature >= 1e-6) ? 1 : p.temperature;
         const tensor = new ort.Tensor('float32', row, [1, 1, vocab]);
-        const [candidates] = await head.candidates(tensor as never, [0], [t]);
+        // Greedy rows that ask no logprobs read the best token alone, as the engine has them.
+        const bestOnly = !(p.temperature >= 1e-6) && p.logprobs < 0;
+        const [candidates] = bestOnly ? await head.best(tensor as never, [0]) : await head.candidates(tensor as never, [0], [t]);
         const draw = () => u;
         const whole = sampleToken({ whole: row }, p, draw)!;
         let got = sampleToken({ candidates: candidates! }, p, draw);

@@ -1,6 +1,7 @@
 // Which rows of a step read their whole row of logits: only those whose sampling needs it
 // (a grammar mask, penalties once tokens exist, more top logprobs than the candidates), and
-// only for that step, while greedy and truncated rows in the same batch read candidates.
+// only for that step, while truncated rows in the same batch read candidates and greedy
+// rows without logprobs their best token alone.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StepLogits } from '../../../src/engine/models/logits-head.js';
 import type { EngineApi } from '../../../src/engine/protocol.js';
@@ -12,17 +13,15 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => engine.dispose());
 
-/** Rows read as candidates and as whole rows while `fn` runs. */
+/** Rows read as their best token alone, as candidates and as whole rows while `fn` runs. */
 async function rowsRead(fn: () => Promise<unknown>) {
-  const candidates = vi.spyOn(StepLogits.prototype, 'candidates');
-  const whole = vi.spyOn(StepLogits.prototype, 'whole');
+  const spies = { best: vi.spyOn(StepLogits.prototype, 'best'), candidates: vi.spyOn(StepLogits.prototype, 'candidates'), whole: vi.spyOn(StepLogits.prototype, 'whole') };
   try {
     await fn();
-    const count = (spy: typeof candidates | typeof whole) => spy.mock.calls.reduce((n, [items]) => n + items.length, 0);
-    return { candidates: count(candidates), whole: count(whole) };
+    const count = (spy: (typeof spies)[keyof typeof spies]) => spy.mock.calls.reduce((n, [items]) => n + items.length, 0);
+    return { best: count(spies.best), candidates: count(spies.candidates), whole: count(spies.whole) };
   } finally {
-    candidates.mockRestore();
-    whole.mockRestore();
+    for (const spy of Object.values(spies)) spy.mockRestore();
   }
 }
 
@@ -33,22 +32,22 @@ describe('rows that read their whole row of logits', () => {
     const read = await rowsRead(() =>
       Promise.all([run({}), run({ temperature: 0.8, top_p: 0.9, seed: 3 }), run({ temperature: 1, top_k: 40, logprobs: 5, seed: 4 })]),
     );
-    expect(read).toEqual({ candidates: 36, whole: 0 });
+    expect(read).toEqual({ best: 12, candidates: 24, whole: 0 });
   });
 
-  it('is the penalised row at each step after its first token, beside greedy rows that read candidates', async () => {
+  it('is the penalised row at each step after its first token, beside greedy rows that read their best token', async () => {
     const read = await rowsRead(() => Promise.all([run({ frequency_penalty: 0.5 }), run({})]));
-    // The penalised row: its first token from candidates (no counts yet), then 11 whole rows.
-    expect(read).toEqual({ candidates: 13, whole: 11 });
+    // The penalised row: its first token as the best (no counts yet), then 11 whole rows.
+    expect(read).toEqual({ best: 13, candidates: 0, whole: 11 });
   });
 
   it('is every row of a request with a grammar, and of one asking more top logprobs than the candidates hold', async () => {
     const grammar = { type: 'json_object' as const, param: 'response_format' };
     const json = await rowsRead(() => run({ grammar, ignore_eos: false }, 8));
-    expect(json.candidates).toBe(0);
+    expect(json.candidates + json.best).toBe(0);
     expect(json.whole).toBeGreaterThan(0);
     const many = await rowsRead(() => run({ logprobs: 100 }, 6));
-    expect(many).toEqual({ candidates: 0, whole: 6 });
+    expect(many).toEqual({ best: 0, candidates: 0, whole: 6 });
   });
 
   it('gives a seeded request the same tokens whether its rows come as candidates or whole', async () => {

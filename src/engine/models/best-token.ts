@@ -1,0 +1,78 @@
+// A greedy row that asks no logprobs needs its best token alone. Read through the sampling
+// head, that is a second graph run a step, and on WebGPU in Node a run that reads anything
+// back costs about 2 ms however little it computes (H200, bench/head-rate.ts): at one stream
+// that was a third of the step. So at load the decoder's graph gets two more outputs, computed
+// from `logits` where they are: each position's maximum logit and the lowest id holding it (a
+// reduction, no sort), read with the step's own run.
+import { type ModelProto, type NodeProto, DataType, opsetVersion } from '../../onnx/model-proto.js';
+
+/** [batch, positions, 1] float32: each position's maximum logit. */
+export const BEST_LOGIT_OUTPUT = 'hearth_best_logit';
+/** [batch, positions, 1] float32: the lowest id whose logit is that maximum (ids are exact in float32 below 2^24). */
+export const BEST_ID_OUTPUT = 'hearth_best_id';
+
+/**
+ * Adds the two outputs to a decoded model, in place; returns why not where it cannot: no
+ * `logits` output of known float type and vocabulary width, or the outputs are there already.
+ * The lowest id is taken as the least of the ids whose logit equals the maximum (Where, then
+ * ReduceMin) rather than by ArgMax, whose choice between equal logits onnxruntime does not
+ * promise on every device.
+ */
+export function addBestToken(model: ModelProto): string | null {
+  const graph = model.graph;
+  const logits = graph?.output?.find((o) => o.name === 'logits');
+  if (!graph || !logits) return 'the graph has no logits output';
+  if (graph.output!.some((o) => o.name === BEST_ID_OUTPUT)) return `the graph already has ${BEST_ID_OUTPUT}`;
+  const type = logits.type?.tensor_type?.elem_type;
+  if (type !== DataType.FLOAT && type !== DataType.FLOAT16) return `logits are of ONNX type ${type}, not float32 or float16`;
+  const dims = logits.type?.tensor_type?.shape?.dim ?? [];
+  const vocab = Number(dims.at(-1)?.dim_value ?? 0);
+  if (dims.length !== 3 || !(vocab > 0) || vocab >= 2 ** 24) return 'the logits have no fixed vocabulary width below 2^24';
+  const opset = opsetVersion(model);
+  if (opset < 11) return `opset ${opset} is below 11`;
+
+  const taken = new Set<string>();
+  for (const n of graph.node ?? []) for (const x of [...(n.input ?? []), ...(n.output ?? []), n.name ?? '']) taken.add(x);
+  for (const v of [...(graph.input ?? []), ...(graph.output ?? []), ...(graph.initializer ?? [])]) taken.add(v.name ?? '');
+  const fresh = (base: string) => {
+    let name = `hearth_best_token/${base}`;
+    for (let i = 1; taken.has(name); i++) name = `hearth_best_token/${base}_${i}`;
+    taken.add(name);
+    return name;
+  };
+  const floats = (base: string, values: Float32Array, dims: number[]): string => {
+    const name = fresh(base);
+    graph.initializer = [...(graph.initializer ?? []), { name, dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(values.buffer.slice(0)) }];
+    return name;
+  };
+  const added: NodeProto[] = [];
+  const node = (op: string, input: string[], output: string, attribute: NodeProto['attribute'] = []): string => {
+    added.push({ op_type: op, name: fresh(op), input, output: [output], attribute });
+    return output;
+  };
+  // From opset 18 a reduction takes its axes as an input, before as an attribute.
+  const reduce = (op: 'ReduceMax' | 'ReduceMin', x: string, output: string): string =>
+    opset >= 18
+      ? node(op, [x, int64s('last_axis')], output, [{ name: 'keepdims', type: 2, i: 1 }])
+      : node(op, [x], output, [{ name: 'axes', type: 7, ints: [-1] }, { name: 'keepdims', type: 2, i: 1 }]);
+  const int64s = (base: string): string => {
+    const name = fresh(base);
+    const raw = new Uint8Array(8);
+    new DataView(raw.buffer).setBigInt64(0, -1n, true);
+    graph.initializer = [...(graph.initializer ?? []), { name, dims: [1], data_type: DataType.INT64, raw_data: raw }];
+    return name;
+  };
+
+  const x = type === DataType.FLOAT16 ? node('Cast', ['logits'], fresh('logits_float'), [{ name: 'to', type: 2, i: DataType.FLOAT }]) : 'logits';
+  const max = reduce('ReduceMax', x, BEST_LOGIT_OUTPUT);
+  const ids = floats('ids', Float32Array.from({ length: vocab }, (_, i) => i), [vocab]);
+  const none = floats('no_id', Float32Array.of(Infinity), []);
+  const atMax = node('Where', [node('Equal', [x, max], fresh('is_max')), ids, none], fresh('ids_at_max'));
+  reduce('ReduceMin', atMax, BEST_ID_OUTPUT);
+  graph.node = [...(graph.node ?? []), ...added];
+  const shape = { dim: [dims[0] ?? { dim_param: 'batch_size' }, dims[1] ?? { dim_param: 'sequence_length' }, { dim_value: 1 }] };
+  for (const name of [BEST_LOGIT_OUTPUT, BEST_ID_OUTPUT]) {
+    graph.output = [...graph.output!, { name, type: { tensor_type: { elem_type: DataType.FLOAT, shape: structuredClone(shape) } } }];
+  }
+  return null;
+}

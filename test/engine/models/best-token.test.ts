@@ -1,0 +1,80 @@
+// The outputs added at load beside the logits (best-token.ts): each position's maximum logit
+// and the lowest id holding it. On real export forms (float32 and float16 logits, plain and
+// fused, weights inside or in external data) they equal a scan of the logits the same run
+// returned; on logits with ties the lowest id wins, under the opsets where a reduction takes
+// its axes as an attribute (below 18) and as an input.
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { nodeBackend } from '../../../src/backends/node.js';
+import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, addBestToken } from '../../../src/engine/models/best-token.js';
+import { decoderEdit } from '../../../src/engine/models/decoder-edits.js';
+import { createModelSession } from '../../../src/engine/models/files.js';
+import { decodeModelProto, encodeModelProto } from '../../../src/onnx/model-proto.js';
+import { floatToHalf } from '../../../src/onnx/half.js';
+import { GraphBuilder, TensorType } from '../../../src/onnx/graph.js';
+import { halfToFloat } from '../../../src/engine/models/interface.js';
+import { floats, promptRows, rightPaddedFeeds } from '../../helpers/decoder-feeds.js';
+import { exportEntry, exportFixtures } from '../../helpers/exports.js';
+import { sortedFirst, tiedRows } from '../../helpers/head-rows.js';
+
+let fixtures: string;
+beforeAll(async () => {
+  fixtures = await exportFixtures();
+}, 600_000);
+
+const backend = nodeBackend('cpu');
+
+describe("each position's best token beside the logits", () => {
+  it.each([
+    ['llama3-export', 'fp32'],
+    ['llama3_2-fused-export', 'q4f16'],
+    ['phi3-export', 'q4f16'],
+  ])('%s %s: is the maximum of the logits the run returned, at its lowest id', async (name, dtype) => {
+    const session = await createModelSession(backend, join(fixtures, name), exportEntry(fixtures, name, dtype), [], decoderEdit);
+    try {
+      expect(session.outputNames).toEqual(expect.arrayContaining([BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT]));
+      const out = await session.run(rightPaddedFeeds(backend.Tensor, session, promptRows([5, 3]), [4, 2]));
+      const logits = floats(out.logits!);
+      const [rows, , vocab] = out.logits!.dims as number[];
+      const ids = out[BEST_ID_OUTPUT]!.data as Float32Array;
+      const best = out[BEST_LOGIT_OUTPUT]!.data as Float32Array;
+      for (let r = 0; r < rows!; r++) {
+        const row = logits.subarray(r * vocab!, (r + 1) * vocab!);
+        const [id] = sortedFirst(row, 1);
+        expect([ids[r], best[r]]).toEqual([id, row[id!]]);
+      }
+    } finally {
+      await session.release();
+    }
+  });
+
+  for (const [type, opset] of [['float32', 17], ['float16', 17], ['float16', 18]] as const) {
+    it(`takes the lowest id among equal maxima (${type} logits, opset ${opset})`, async () => {
+      const vocab = 151_936;
+      const g = new GraphBuilder('logits_only');
+      const onnxType = type === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT;
+      g.output('logits', g.input('x', onnxType, ['batch', 'positions', vocab]), onnxType, ['batch', 'positions', vocab]);
+      const model = decodeModelProto(g.toBytes());
+      model.opset_import = [{ domain: '', version: opset }];
+      expect(addBestToken(model)).toBeNull();
+      // Through the backend, which feeds float16 as the binding reads it on Node 24.
+      const session = await backend.createSession(encodeModelProto(model));
+      const raw = tiedRows(3, vocab, 9);
+      const seen = type === 'float16' ? Float32Array.from(raw, (v) => halfToFloat(floatToHalf(v))) : raw;
+      const out = await session.run({ x: new backend.Tensor(type, type === 'float16' ? Uint16Array.from(raw, floatToHalf) : raw, [1, 3, vocab]) });
+      expect(out[BEST_ID_OUTPUT]!.dims).toEqual([1, 3, 1]);
+      for (let p = 0; p < 3; p++) {
+        const row = seen.subarray(p * vocab, (p + 1) * vocab);
+        const [id] = sortedFirst(row, 1);
+        expect([(out[BEST_ID_OUTPUT]!.data as Float32Array)[p], (out[BEST_LOGIT_OUTPUT]!.data as Float32Array)[p]]).toEqual([id, row[id!]]);
+      }
+      await session.release();
+    });
+  }
+
+  it('leaves a graph without a logits output alone', () => {
+    const g = new GraphBuilder('no_logits');
+    g.output('hidden', g.input('x', TensorType.FLOAT, [1, 4]), TensorType.FLOAT, [1, 4]);
+    expect(addBestToken(decodeModelProto(g.toBytes()))).toBe('the graph has no logits output');
+  });
+});
