@@ -9,7 +9,7 @@ import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterfac
 import { LogitsHead, StepLogits, type BestTokens, type HeadTopK } from './logits-head.js';
 import { LOGITS_POSITION_INPUT } from './logits-pick.js';
 import { decoderEdit } from './decoder-edits.js';
-import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT } from './best-token.js';
+import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, bestTokenFormFor } from './best-token.js';
 
 /** One sequence's logits in a run: row `index` of `step`. */
 export interface LogitsRow {
@@ -53,7 +53,7 @@ export class CausalLM {
     // Prefill needs one row of logits per prompt: where the export cannot say so (no
     // num_logits_to_keep), lm_head is given a position per row at load. Each position's best
     // token comes out beside the logits, read with the run (best-token.ts).
-    const session = await createModelSession(backend, folder, entry, [...presents, 'logits'], decoderEdit);
+    const session = await createModelSession(backend, folder, entry, [...presents, 'logits'], decoderEdit(bestTokenFormFor(backend.device)));
     let io: DecoderInterface;
     let head: LogitsHead;
     try {

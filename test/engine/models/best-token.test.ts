@@ -2,11 +2,13 @@
 // and the lowest id holding it. On real export forms (float32 and float16 logits, plain and
 // fused, weights inside or in external data) they equal a scan of the logits the same run
 // returned; on logits with ties the lowest id wins, under the opsets where a reduction takes
-// its axes as an attribute (below 18) and as an input.
+// its axes as an attribute (below 18) and as an input, in both forms (ArgMax on the CPU, the
+// least id at the maximum elsewhere; test/engine/sampling/candidates-webgpu.test.ts runs the
+// latter's ops on WebGPU).
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
-import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, addBestToken } from '../../../src/engine/models/best-token.js';
+import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, addBestToken, type BestTokenForm } from '../../../src/engine/models/best-token.js';
 import { decoderEdit } from '../../../src/engine/models/decoder-edits.js';
 import { createModelSession } from '../../../src/engine/models/files.js';
 import { decodeModelProto, encodeModelProto } from '../../../src/onnx/model-proto.js';
@@ -26,11 +28,11 @@ const backend = nodeBackend('cpu');
 
 describe("each position's best token beside the logits", () => {
   it.each([
-    ['llama3-export', 'fp32'],
-    ['llama3_2-fused-export', 'q4f16'],
-    ['phi3-export', 'q4f16'],
-  ])('%s %s: is the maximum of the logits the run returned, at its lowest id', async (name, dtype) => {
-    const session = await createModelSession(backend, join(fixtures, name), exportEntry(fixtures, name, dtype), [], decoderEdit);
+    ['llama3-export', 'fp32', 'argmax'],
+    ['llama3_2-fused-export', 'q4f16', 'argmax'],
+    ['phi3-export', 'q4f16', 'least-id'],
+  ] as const)('%s %s: is the maximum of the logits the run returned, at its lowest id (%s)', async (name, dtype, form) => {
+    const session = await createModelSession(backend, join(fixtures, name), exportEntry(fixtures, name, dtype), [], decoderEdit(form));
     try {
       expect(session.outputNames).toEqual(expect.arrayContaining([BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT]));
       const out = await session.run(rightPaddedFeeds(backend.Tensor, session, promptRows([5, 3]), [4, 2]));
@@ -48,15 +50,16 @@ describe("each position's best token beside the logits", () => {
     }
   });
 
-  for (const [type, opset] of [['float32', 17], ['float16', 17], ['float16', 18]] as const) {
-    it(`takes the lowest id among equal maxima (${type} logits, opset ${opset})`, async () => {
+  const cases: [string, number, BestTokenForm][] = [['float32', 17, 'argmax'], ['float16', 17, 'argmax'], ['float16', 18, 'argmax'], ['float32', 17, 'least-id'], ['float16', 17, 'least-id'], ['float16', 18, 'least-id']];
+  for (const [type, opset, form] of cases as [('float32' | 'float16'), number, BestTokenForm][]) {
+    it(`takes the lowest id among equal maxima (${type} logits, opset ${opset}, ${form})`, async () => {
       const vocab = 151_936;
       const g = new GraphBuilder('logits_only');
       const onnxType = type === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT;
       g.output('logits', g.input('x', onnxType, ['batch', 'positions', vocab]), onnxType, ['batch', 'positions', vocab]);
       const model = decodeModelProto(g.toBytes());
       model.opset_import = [{ domain: '', version: opset }];
-      expect(addBestToken(model)).toBeNull();
+      expect(addBestToken(model, form)).toBeNull();
       // Through the backend, which feeds float16 as the binding reads it on Node 24.
       const session = await backend.createSession(encodeModelProto(model));
       const raw = tiedRows(3, vocab, 9);
@@ -75,6 +78,6 @@ describe("each position's best token beside the logits", () => {
   it('leaves a graph without a logits output alone', () => {
     const g = new GraphBuilder('no_logits');
     g.output('hidden', g.input('x', TensorType.FLOAT, [1, 4]), TensorType.FLOAT, [1, 4]);
-    expect(addBestToken(decodeModelProto(g.toBytes()))).toBe('the graph has no logits output');
+    expect(addBestToken(decodeModelProto(g.toBytes()), 'argmax')).toBe('the graph has no logits output');
   });
 });
