@@ -133,3 +133,19 @@ export function opsetVersion(model: ModelProto, domain = ''): number {
   const entry = model.opset_import?.find((o) => names.includes(o.domain ?? ''));
   return entry ? int64Number(entry.version) : 0;
 }
+
+/**
+ * Names for values an edit adds to `graph`: `prefix/base`, numbered where that is taken by a
+ * node, value, input, output or initializer already there (or by an earlier fresh name).
+ */
+export function freshNames(graph: GraphProto, prefix: string): (base: string) => string {
+  const taken = new Set<string>();
+  for (const n of graph.node ?? []) for (const x of [...(n.input ?? []), ...(n.output ?? []), n.name ?? '']) taken.add(x);
+  for (const v of [...(graph.input ?? []), ...(graph.output ?? []), ...(graph.initializer ?? [])]) taken.add(v.name ?? '');
+  return (base) => {
+    let name = `${prefix}/${base}`;
+    for (let i = 1; taken.has(name); i++) name = `${prefix}/${base}_${i}`;
+    taken.add(name);
+    return name;
+  };
+}

@@ -4,7 +4,7 @@
 // that was a third of the step. So at load the decoder's graph gets two more outputs, computed
 // from `logits` where they are: each position's maximum logit and the lowest id holding it (a
 // reduction, no sort), read with the step's own run.
-import { type ModelProto, type NodeProto, DataType, opsetVersion } from '../../onnx/model-proto.js';
+import { type ModelProto, type NodeProto, DataType, freshNames, opsetVersion } from '../../onnx/model-proto.js';
 
 /** [batch, positions, 1] float32: each position's maximum logit. */
 export const BEST_LOGIT_OUTPUT = 'hearth_best_logit';
@@ -40,15 +40,7 @@ export function addBestToken(model: ModelProto, form: BestTokenForm): string | n
   const opset = opsetVersion(model);
   if (opset < 11) return `opset ${opset} is below 11`;
 
-  const taken = new Set<string>();
-  for (const n of graph.node ?? []) for (const x of [...(n.input ?? []), ...(n.output ?? []), n.name ?? '']) taken.add(x);
-  for (const v of [...(graph.input ?? []), ...(graph.output ?? []), ...(graph.initializer ?? [])]) taken.add(v.name ?? '');
-  const fresh = (base: string) => {
-    let name = `hearth_best_token/${base}`;
-    for (let i = 1; taken.has(name); i++) name = `hearth_best_token/${base}_${i}`;
-    taken.add(name);
-    return name;
-  };
+  const fresh = freshNames(graph, 'hearth_best_token');
   const floats = (base: string, values: Float32Array, dims: number[]): string => {
     const name = fresh(base);
     graph.initializer = [...(graph.initializer ?? []), { name, dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(values.buffer.slice(0)) }];

@@ -96,11 +96,12 @@ function candidatesOf(g: GraphBuilder, whole: string, vocab: number, topK: HeadT
 /** The head of one model: its sessions, opened at load on the model's provider. */
 export class LogitsHead {
   private whole$: Promise<InferenceSession> | undefined;
+  private best$: Promise<InferenceSession> | undefined;
 
   private constructor(
     private readonly backend: Backend,
-    private readonly sessions: Record<'best' | 'candidates+lse', InferenceSession>,
-    private readonly wholeGraph: () => Uint8Array,
+    private readonly candidatesSession: InferenceSession,
+    private readonly graph: (outputs: HeadOutputs) => Uint8Array,
     readonly vocab: number,
     readonly topK: HeadTopK,
   ) {}
@@ -109,20 +110,23 @@ export class LogitsHead {
     // One TopK over the row on the CPU (a selection there); by blocks on a GPU (a sort there).
     const topK: HeadTopK = chosen ?? (backend.device === 'cpu' || backend.device === 'wasm' ? 'single' : 'blocked');
     const graph = (outputs: HeadOutputs) => logitsHeadGraph(vocab, logitsType, topK, outputs);
-    const [best, candidates] = await Promise.all([backend.createSession(graph('best')), backend.createSession(graph('candidates+lse'))]);
-    return new LogitsHead(backend, { best, 'candidates+lse': candidates }, () => graph('whole'), vocab, topK);
+    return new LogitsHead(backend, await backend.createSession(graph('candidates+lse')), graph, vocab, topK);
   }
 
   /** The best candidates of `rows` (flattened rows of `logits`), with each row's normaliser at its temperature. */
   async candidates(logits: Tensor, rows: number[], temperatures: number[]): Promise<RowCandidates[]> {
     const inv_temperature = new this.backend.Tensor('float32', Float32Array.from(temperatures, (t) => 1 / t), [rows.length]);
-    const out = await this.sessions['candidates+lse'].run({ logits, rows: this.rowsTensor(rows), inv_temperature });
+    const out = await this.candidatesSession.run({ logits, rows: this.rowsTensor(rows), inv_temperature });
     return this.rowsOf(rows, out.values.data as Float32Array, out.indices.data as BigInt64Array, out.lse.data as Float32Array);
   }
 
-  /** The best token of `rows` alone (greedy rows that ask no logprobs): no normaliser (NaN). */
+  /**
+   * The best token of `rows` alone (greedy rows that ask no logprobs): no normaliser (NaN).
+   * Opened on first use: most graphs return it themselves (best-token.ts).
+   */
   async best(logits: Tensor, rows: number[]): Promise<RowCandidates[]> {
-    const out = await this.sessions.best.run({ logits, rows: this.rowsTensor(rows) });
+    this.best$ ??= this.backend.createSession(this.graph('best'));
+    const out = await (await this.best$).run({ logits, rows: this.rowsTensor(rows) });
     return this.rowsOf(rows, out.values.data as Float32Array, out.indices.data as Float32Array, null);
   }
 
@@ -141,7 +145,7 @@ export class LogitsHead {
     const vocab = this.vocab;
     if (logits.location === 'cpu' || logits.location === undefined) return rows.map((r) => toFloat32(logits, r * vocab, (r + 1) * vocab));
     // Opened the first time a row on the device is read whole (the model's warm-up does).
-    this.whole$ ??= this.backend.createSession(this.wholeGraph());
+    this.whole$ ??= this.backend.createSession(this.graph('whole'));
     const out = await (await this.whole$).run({ logits, rows: this.rowsTensor(rows) });
     const data = out.whole.data as Float32Array;
     return rows.map((_, i) => data.subarray(i * vocab, (i + 1) * vocab));
@@ -152,8 +156,8 @@ export class LogitsHead {
   }
 
   async dispose(): Promise<void> {
-    const whole = await this.whole$?.catch(() => undefined);
-    await Promise.all([...Object.values(this.sessions).map((s) => s.release()), whole?.release()]);
+    const opened = await Promise.all([this.whole$, this.best$].map((s) => s?.catch(() => undefined)));
+    await Promise.all([this.candidatesSession.release(), ...opened.map((s) => s?.release())]);
   }
 }
 

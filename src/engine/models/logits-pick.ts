@@ -21,6 +21,7 @@ import {
   DataType,
   decodeModelProto,
   encodeModelProto,
+  freshNames,
   int64Number,
   opsetVersion,
 } from '../../onnx/model-proto.js';
@@ -236,15 +237,7 @@ function describe(n: NodeProto): string {
  */
 function insertGather(model: ModelProto, path: LmHeadPath): void {
   const graph = model.graph!;
-  const taken = new Set<string>();
-  for (const n of graph.node ?? []) for (const x of [...(n.input ?? []), ...(n.output ?? []), n.name ?? '']) taken.add(x);
-  for (const v of [...(graph.input ?? []), ...(graph.output ?? []), ...(graph.initializer ?? [])]) taken.add(v.name ?? '');
-  const fresh = (base: string) => {
-    let name = `hearth_logits_pick/${base}`;
-    for (let i = 1; taken.has(name); i++) name = `hearth_logits_pick/${base}_${i}`;
-    taken.add(name);
-    return name;
-  };
+  const fresh = freshNames(graph, 'hearth_logits_pick');
   const int64s = (base: string, values: number[], dims: number[] = [values.length]): string => {
     const name = fresh(base);
     const raw = new Uint8Array(values.length * 8);
