@@ -4,14 +4,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { nodeBackend } from '../src/backends/node.js';
 import { createEngine } from '../src/engine/engine.js';
 import type { Device } from '../src/engine/protocol.js';
+import type { SpeculativeMode } from '../src/engine/spec/draft-policy.js';
 import { exposeEngine, nodeEndpoint } from '../src/engine/rpc.js';
 import { nodeHub } from '../src/engine/hub/node.js';
 import { startNodeGrammarTrial } from '../src/engine/structured/node-trial.js';
 import { setGrammarTrial } from '../src/engine/structured/trial.js';
 
-const { device, kvCacheMb, threads, hubCacheDir, grammarCompileMs } = workerData as {
+const { device, kvCacheMb, speculative, threads, hubCacheDir, grammarCompileMs } = workerData as {
   device: Device;
   kvCacheMb?: number;
+  speculative?: SpeculativeMode;
   threads?: number;
   hubCacheDir?: string;
   grammarCompileMs?: number;
@@ -20,4 +22,4 @@ const { device, kvCacheMb, threads, hubCacheDir, grammarCompileMs } = workerData
 const hub = hubCacheDir ? nodeHub({ cacheDir: hubCacheDir }) : undefined;
 // Grammars compile first in worker threads of their own, which a compile past its budget ends.
 setGrammarTrial(startNodeGrammarTrial({ budgetMs: grammarCompileMs }));
-exposeEngine(createEngine(nodeBackend(device, { threads }), { kvCacheMb, hub }), nodeEndpoint(parentPort!));
+exposeEngine(createEngine(nodeBackend(device, { threads }), { kvCacheMb, speculative, hub }), nodeEndpoint(parentPort!));

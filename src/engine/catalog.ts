@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CatalogError, catalogProblems } from './catalog-errors.js';
 import type { CatalogEntry } from './protocol.js';
+import { SPECULATIVE_MODES } from './spec/draft-policy.js';
 
 export const upstreamSchema = z.object({
   urls: z.array(z.url({ protocol: /^https?$/ })).min(1),
@@ -24,6 +25,8 @@ export const catalogEntrySchema = z.object({
   owned_by: z.string().optional(),
   /** Overrides what the model's files say about thinking in `<think>` blocks. */
   reasoning: z.enum(['think', 'none']).optional(),
+  /** Overrides the server's `--speculative` for this model. */
+  speculative: z.enum(SPECULATIVE_MODES).optional(),
 });
 
 /** What `source` says of an upstream entry (it has no files). */

@@ -208,7 +208,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
             ...(s && mb > 0 ? { kv_cache_bytes: s.kvCacheBytes, kv_cache_capacity_bytes: mb * 2 ** 20, kv_cache_entries: s.kvCacheEntries } : {}),
             // The grammars a generating model has compiled (structured outputs, tools).
             ...(s && h.loaded ? { grammar_cache_entries: cachedGrammars(h.loaded.codec), grammar_cache_capacity: GRAMMAR_CACHE_SIZE } : {}),
-            ...(s ? { kv_device_reads: s.kvDeviceReads, kv_prefix_cache_reads: s.kvPrefixCacheReads, step_ms: { ...s.timings.ms }, decode_steps: s.timings.steps, decode_rows: s.timings.rows } : {}),
+            ...(s ? { kv_device_reads: s.kvDeviceReads, kv_prefix_cache_reads: s.kvPrefixCacheReads, step_ms: { ...s.timings.ms }, decode_steps: s.timings.steps, decode_rows: s.timings.rows, spec_drafted_tokens: s.specDrafted, spec_accepted_tokens: s.specAccepted } : {}),
           };
         }),
       };

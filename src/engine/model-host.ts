@@ -12,6 +12,7 @@ import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './
 import type { EngineOptions } from './options.js';
 import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
+import { DEFAULT_SPECULATIVE } from './spec/draft-policy.js';
 import { releaseGrammars } from './structured/index.js';
 import { TextCodec } from './text/codec.js';
 import { PairEncoder } from './text/pairs.js';
@@ -268,7 +269,8 @@ export class ModelHost {
     const check = fused ? await this.backend.fusedAttentionWorkarounds?.() : undefined;
     const maxBatch = check?.oneRowPerRun ? 1 : undefined;
     const prefillChunk = check?.maxNewTokens;
-    const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk, wholeRows: this.opts.sampleFrom === 'whole-rows' });
+    const speculative = entry.speculative ?? this.opts.speculative ?? DEFAULT_SPECULATIVE;
+    const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk, wholeRows: this.opts.sampleFrom === 'whole-rows', speculative });
     return { codec, lm, scheduler, thinks, workarounds: check?.applied.length ? check.applied : undefined };
   }
 }

@@ -1,5 +1,6 @@
 // How an engine is set up: shared by engine.ts, which makes it, and model-host.ts, which loads its models.
 import type { HubFetcher } from './hub/types.js';
+import type { SpeculativeMode } from './spec/draft-policy.js';
 
 export interface EngineOptions {
   /** Memory for each model's prefix cache, in MiB (default 256; 0 turns it off). */
@@ -14,4 +15,6 @@ export interface EngineOptions {
   sampleFrom?: 'candidates' | 'whole-rows';
   /** The sampling head's top-K on the device: one TopK over the row, or by blocks (default: single on CPUs, blocked on GPUs). */
   headTopK?: 'single' | 'blocked';
+  /** Speculative decoding for models whose catalog entry does not say: 'ngram' (the default: prompt lookup while one sequence runs) or 'off'. */
+  speculative?: SpeculativeMode;
 }

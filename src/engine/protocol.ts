@@ -1,7 +1,7 @@
 // The contract between the router (main thread) and the engine (worker).
 // Everything here crosses a worker boundary through comlink, so it must be
 // structured-clone friendly: plain objects, arrays, typed arrays. No classes.
-
+import type { SpeculativeMode } from './spec/draft-policy.js';
 
 export type ModelTask = 'chat' | 'completion' | 'embedding' | 'rerank';
 export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed';
@@ -36,6 +36,8 @@ export interface CatalogEntry {
   upstream?: UpstreamSpec;
   /** Whether the model thinks in `<think>` blocks, overriding what its files say (see engine/thinking/tags.ts). */
   reasoning?: 'think' | 'none';
+  /** Speculative decoding for this model, overriding the server's `--speculative`: 'ngram' (prompt lookup) or 'off'. */
+  speculative?: SpeculativeMode;
 }
 
 export interface ModelState {
@@ -109,6 +111,9 @@ export interface ModelStats {
   /** Decode steps run so far, and the rows they decoded (decode_rows / decode_steps = mean batch). */
   decode_steps?: number;
   decode_rows?: number;
+  /** Speculative decoding so far: tokens drafted, and those the model accepted. */
+  spec_drafted_tokens?: number;
+  spec_accepted_tokens?: number;
 }
 
 export interface ChatMessage {
@@ -217,6 +222,8 @@ export interface GenerateResult {
   prompt_tokens: number;
   completion_tokens: number;
   cached_tokens: number;
+  /** Drafted tokens (speculative decoding) the model accepted: output tokens that took no step of their own. */
+  spec_accepted_tokens?: number;
   /** The prompt's text as the engine rendered it (the chat template applied): for echo. */
   prompt_text: string;
   logprobs?: TokenLogprob[];

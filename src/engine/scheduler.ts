@@ -4,6 +4,7 @@ import type { PrefixCache } from './kv/prefix-cache.js';
 import { prefillGroups, type PrefillChunk } from './prefill-groups.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
+import type { SpeculativeMode } from './spec/draft-policy.js';
 import { StepTimings } from './step-timings.js';
 import type { RowLogits } from './sampling/sampler.js';
 import { sampleRows, type RowToSample } from './sampling/step.js';
@@ -17,6 +18,8 @@ export interface SchedulerOptions {
   prefillChunk?: number;
   /** Every row sampled from its whole row of logits (benchmarks' "before"), not from its candidates. */
   wholeRows?: boolean;
+  /** Speculative decoding: drafts by prompt lookup, verified in one step, while one sequence runs (default off). */
+  speculative?: SpeculativeMode;
 }
 
 export interface SchedulerStats {
@@ -30,6 +33,9 @@ export interface SchedulerStats {
   kvPrefixCacheReads: number;
   /** Where the loop's time went so far. */
   timings: StepTimings;
+  /** Speculative decoding: tokens drafted, and those accepted. */
+  specDrafted: number;
+  specAccepted: number;
 }
 
 /**
@@ -53,8 +59,11 @@ export class Scheduler {
   private running = false;
   readonly maxBatch: number;
   readonly prefillChunk: number;
+  /** Whether a lone sequence drafts: asked for, and the graph's positions do not depend on each other. */
+  readonly speculates: boolean;
   /** Running sums of the loop's phases; the engine adds the time its token callbacks take ('emit'). */
   readonly timings = new StepTimings();
+  private readonly spec = { drafted: 0, accepted: 0 };
 
   constructor(
     private readonly lm: CausalLM,
@@ -62,6 +71,7 @@ export class Scheduler {
   ) {
     this.maxBatch = opts.maxBatch ?? 32;
     this.prefillChunk = opts.prefillChunk ?? 256;
+    this.speculates = (opts.speculative ?? 'off') !== 'off' && lm.io.positionsIndependent;
   }
 
   submit(seq: Sequence): void {
@@ -84,6 +94,8 @@ export class Scheduler {
       kvDeviceReads: this.lm.reads.batch + this.lm.reads.prefixCache,
       kvPrefixCacheReads: this.lm.reads.prefixCache,
       timings: this.timings,
+      specDrafted: this.spec.drafted,
+      specAccepted: this.spec.accepted,
     };
   }
 
@@ -218,6 +230,11 @@ export class Scheduler {
       const joining = this.joining.splice(0, this.maxBatch - this.batch.length);
       await this.repack(this.batch, joining);
     }
+    if (this.batch.length === 1 && this.speculates) {
+      const seq = this.batch[0]!;
+      const draft = seq.drafts.next(seq.history, seq.draftRoom);
+      if (draft.length) return this.verifyStep(seq, draft);
+    }
     const { logits, kv } = await this.lm.decode(
       this.batch.map((s) => s.lastToken),
       this.batchKv!,
@@ -232,8 +249,50 @@ export class Scheduler {
     } finally {
       logits.dispose();
     }
+    await this.leave(done);
+  }
+
+  /**
+   * A speculative step, for a batch of one: the sequence's last token and its draft in one graph
+   * run, then its tokens sampled position by position exactly as plain steps would sample them,
+   * for as long as each equals the draft. A drafted token is accepted when the sampled one equals
+   * it: the same rule as drawing from the model's distribution and keeping a deterministic
+   * draft with the probability the model gives it. So greedy output is token for token what it
+   * is without speculation, a seeded draw uses the same random numbers, and grammars, penalties,
+   * stop strings and logprobs see each token as in a plain step. The cache keeps the accepted
+   * tokens only.
+   */
+  private async verifyStep(seq: Sequence, draft: number[]): Promise<void> {
+    const { logits, kv } = await this.lm.verify([seq.lastToken, ...draft], this.batchKv!, this.timings);
+    this.batchKv = kv;
+    this.timings.steps++;
+    this.timings.rows++;
+    let accepted = 0;
+    let finished = false;
+    try {
+      for (let j = 0; ; j++) {
+        finished = (await sampleRows([{ seq, logits, index: j }], this.timings, (s, row) => this.advance(s, row), this.opts.wholeRows)).has(seq);
+        if (finished || j === draft.length || seq.lastToken !== draft[j]) break;
+        accepted++;
+      }
+    } finally {
+      logits.dispose();
+    }
+    seq.drafts.record(draft.length, accepted);
+    this.spec.drafted += draft.length;
+    this.spec.accepted += accepted;
+    const t0 = performance.now();
+    this.batchKv = null; // keepPrefix consumes the cache, also when it fails
+    this.batchKv = await this.lm.keepPrefix(kv, kv.width - draft.length + accepted);
+    this.timings.lap('repack', t0);
+    await this.leave(finished ? new Set([seq]) : new Set());
+  }
+
+  /** Finished sequences leave the batch, their caches stored in the prefix cache first. */
+  private async leave(done: Set<Sequence>): Promise<void> {
     if (done.size === 0) return;
     const t1 = performance.now();
+    const kv = this.batchKv!;
     for (const [r, s] of this.batch.entries()) {
       if (done.has(s)) await this.remember(s.fedTokens, () => this.lm.rowToHost(kv, r));
     }

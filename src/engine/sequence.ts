@@ -12,6 +12,7 @@ import { isGreedy, needsWholeRow, sampleToken, type RowLogits, type SampledToken
 import type { StreamDecoder, TextCodec } from './text/codec.js';
 import { StopMatcher } from './text/stop-matcher.js';
 import type { TokenConstraint } from './thinking/index.js';
+import { DraftPolicy } from './spec/draft-policy.js';
 
 export interface SequenceLimits {
   eosIds: readonly number[];
@@ -32,6 +33,8 @@ export class Sequence {
   /** Prompt tokens whose KV is in `kv` so far (prefill runs in chunks). */
   prefilled = 0;
   cancelled = false;
+  /** Its speculative drafts (prompt lookup): how long the next one is, and how many were accepted. */
+  readonly drafts = new DraftPolicy();
   readonly result: Promise<GenerateResult>;
 
   private readonly counts = new Map<number, number>();
@@ -68,6 +71,18 @@ export class Sequence {
 
   get lastToken(): number {
     return this.generated[this.generated.length - 1];
+  }
+
+  /** Its prompt and its output so far: what prompt lookup drafts from. */
+  get history(): number[] {
+    return [...this.promptIds, ...this.generated];
+  }
+
+  /** How many tokens a draft may hold: it and the token after it stay within max_tokens and the context. */
+  get draftRoom(): number {
+    const made = this.generated.length;
+    const left = Math.min((this.req.sampling.max_tokens ?? Infinity) - made, this.limits.contextLength - this.promptIds.length - made);
+    return Math.max(0, left - 1);
   }
 
   /** Every token fed to the model so far (the last sampled one is not fed yet). */
@@ -144,6 +159,7 @@ export class Sequence {
       prompt_tokens: this.promptIds.length,
       completion_tokens: this.generated.length,
       cached_tokens: this.cachedTokens,
+      spec_accepted_tokens: this.drafts.accepted,
       prompt_text: this.promptText,
       logprobs: this.req.sampling.logprobs >= 0 ? this.logprobs : undefined,
     });

@@ -147,6 +147,18 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     labelNames: ['model'] as const,
     registers: [registry],
   });
+  const specDrafted = new Gauge({
+    name: 'hearth_spec_drafted_tokens_total',
+    help: 'Tokens drafted for speculative decoding (prompt lookup), per model.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const specAccepted = new Gauge({
+    name: 'hearth_spec_accepted_tokens_total',
+    help: 'Drafted tokens the model accepted, per model: output tokens that took no decode step of their own.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
   const engineHeap = new Gauge({
     name: 'hearth_engine_heap_bytes',
     help: "JS heap in use in the engine's thread (its worker), garbage not yet collected included.",
@@ -199,6 +211,8 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     decodeSteps.reset();
     decodeRows.reset();
     kvDeviceReads.reset();
+    specDrafted.reset();
+    specAccepted.reset();
     engineHeap.reset();
     engineExternal.reset();
     const models = await engine.models().catch(() => []);
@@ -216,6 +230,8 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
       if (s.decode_steps !== undefined) decodeSteps.set({ model: s.id }, s.decode_steps);
       if (s.decode_rows !== undefined) decodeRows.set({ model: s.id }, s.decode_rows);
       if (s.kv_device_reads !== undefined) kvDeviceReads.set({ model: s.id }, s.kv_device_reads);
+      if (s.spec_drafted_tokens !== undefined) specDrafted.set({ model: s.id }, s.spec_drafted_tokens);
+      if (s.spec_accepted_tokens !== undefined) specAccepted.set({ model: s.id }, s.spec_accepted_tokens);
     }
     if (stats?.memory) {
       engineHeap.set(stats.memory.heap_used_bytes);

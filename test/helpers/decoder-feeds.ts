@@ -21,9 +21,9 @@ export const promptRows = (lengths: number[]): number[][] =>
 /**
  * The feeds of `rows` for `session`: input_ids and attention_mask [batch, longest] padded on
  * the right, position_ids 0… per row, `past_key_values.*` empty, num_logits_to_keep 0 (every
- * position), and `positions` as hearth_logits_position where the graph has it.
+ * position), and `positions` (each row's, as many for every row) as hearth_logits_position where the graph has it.
  */
-export function rightPaddedFeeds(T: TensorClass, session: InferenceSession, rows: number[][], positions?: number[]): Record<string, Tensor> {
+export function rightPaddedFeeds(T: TensorClass, session: InferenceSession, rows: number[][], positions?: number[][]): Record<string, Tensor> {
   const B = rows.length;
   const S = Math.max(...rows.map((r) => r.length));
   const ids = new BigInt64Array(B * S);
@@ -43,7 +43,10 @@ export function rightPaddedFeeds(T: TensorClass, session: InferenceSession, rows
     else if (name === 'attention_mask') feeds[name] = new T('int64', mask, [B, S]);
     else if (name === 'position_ids') feeds[name] = new T('int64', pos, [B, S]);
     else if (name === 'num_logits_to_keep') feeds[name] = new T('int64', new BigInt64Array([0n]), []);
-    else if (name === LOGITS_POSITION_INPUT) feeds[name] = new T('int64', BigInt64Array.from(positions ?? rows.map((r) => r.length - 1), BigInt), [B]);
+    else if (name === LOGITS_POSITION_INPUT) {
+      const picks = positions ?? rows.map((r) => [r.length - 1]);
+      feeds[name] = new T('int64', BigInt64Array.from(picks.flat(), BigInt), [B, picks[0].length]);
+    }
     else if (name.startsWith('past_key_values.')) {
       const dims = (m.shape ?? []).map((d, i) => (i === 0 ? B : typeof d === 'number' ? d : 0));
       feeds[name] = m.type === 'float16' ? new T('float16', new Uint16Array(0), dims) : new T('float32', new Float32Array(0), dims);

@@ -28,6 +28,8 @@ function itemMeta(r: GenerateResult, call: GenerateCall, latency: number): Recor
     cached_tokens: r.cached_tokens,
     finish_reason: finishInfo(r),
     e2e_latency: latency,
+    // Output tokens that came from accepted drafts (speculative decoding), as SGLang reports them.
+    spec_accepted_tokens: r.spec_accepted_tokens ?? 0,
   };
   // The raw text is left whole, as vLLM's raw routes do; a reasoning model says how much of it was thinking.
   if (r.reasoning_tokens !== undefined) m.reasoning_tokens = r.reasoning_tokens;

@@ -1,6 +1,7 @@
 // hearth serve
 
 import type { Device } from '../../engine/protocol.js';
+import { SPECULATIVE_MODES, type SpeculativeMode } from '../../engine/spec/draft-policy.js';
 import type { ServeOptions } from '../../front/node/options.js';
 import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
@@ -26,6 +27,8 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
                          (default 300000, OpenAI's)
   --max-generations N    generations one request may start, prompts × n (default 128)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
+  --speculative S        ngram (default: drafts by prompt lookup while one request
+                         runs) or off; a catalog entry's "speculative" overrides it
   --threads N            CPU threads of each graph run (default: onnxruntime's, one per core)
   --metrics-key K        GET /metrics then needs "Authorization: Bearer K" (default: open)
   --log-level L          JSON logs on stdout: debug, info (default), warn, error, silent
@@ -58,6 +61,7 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'max-embedding-tokens': { type: 'string' },
     'max-generations': { type: 'string' },
     'kv-cache-mb': { type: 'string' },
+    speculative: { type: 'string' },
     threads: { type: 'string' },
     'metrics-key': { type: 'string' },
     'log-level': { type: 'string' },
@@ -102,6 +106,12 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (maxGenerations !== undefined) o.maxGenerations = maxGenerations;
   const kvMb = intFlag('serve', 'kv-cache-mb', values['kv-cache-mb'], 0);
   if (kvMb !== undefined) o.kvCacheMb = kvMb;
+  if (values.speculative !== undefined) {
+    if (!(SPECULATIVE_MODES as readonly string[]).includes(values.speculative)) {
+      throw new UsageError(`serve: --speculative must be one of ${SPECULATIVE_MODES.join(', ')} (got "${values.speculative}")`);
+    }
+    o.speculative = values.speculative as SpeculativeMode;
+  }
   const threads = intFlag('serve', 'threads', values.threads, 1);
   if (threads !== undefined) o.threads = threads;
   if (values['metrics-key'] !== undefined) {

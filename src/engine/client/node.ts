@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { EngineError } from '../errors.js';
 import type { Device, EngineApi } from '../protocol.js';
+import type { SpeculativeMode } from '../spec/draft-policy.js';
 import { Comlink, nodeEndpoint } from '../rpc.js';
 import { workerFile, workerScript } from '../worker-script.js';
 import { forwardEngine, ServedModels } from './forward.js';
@@ -17,6 +18,8 @@ export interface NodeEngine extends Required<EngineApi> {
 export interface NodeEngineOptions {
   device?: Device;
   kvCacheMb?: number;
+  /** Speculative decoding where a catalog entry does not say (default 'ngram'). */
+  speculative?: SpeculativeMode;
   /** CPU threads of each graph run (default: onnxruntime's, one per core). */
   threads?: number;
   hubCacheDir?: string;
@@ -48,7 +51,7 @@ export function startNodeEngine(opts: NodeEngineOptions = {}): NodeEngine {
 
   function spawn() {
     const script = workerScript(opts.workerFile ?? workerFile('node', import.meta.url));
-    const workerData = { device, kvCacheMb: opts.kvCacheMb, threads: opts.threads, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs };
+    const workerData = { device, kvCacheMb: opts.kvCacheMb, speculative: opts.speculative, threads: opts.threads, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs };
     const worker = new Worker(script.entry, { workerData, eval: script.eval });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
     worker.unref();

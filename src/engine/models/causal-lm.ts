@@ -87,7 +87,7 @@ export class CausalLM {
       new BigInt64Array(pastLen + tokens.length).fill(1n),
       pastLen,
       past ? tensorsOf(past) : null,
-      { last: [tokens.length - 1] },
+      { last: [[tokens.length - 1]] },
     );
     this.release(past); // an earlier chunk's device cache: present.* replaces it
     const [, rows] = out.logits.dims;
@@ -154,7 +154,7 @@ export class CausalLM {
     try {
       // Right-padded rows end at different positions: each row's own (or, where the graph can
       // only keep the last, every position's logits come back).
-      const last = items.map(({ tokens }) => (right ? tokens.length - 1 : S - 1));
+      const last = items.map(({ tokens }) => [right ? tokens.length - 1 : S - 1]);
       out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last });
     } finally {
       for (const t of packed?.device ?? []) t.dispose();
@@ -194,7 +194,7 @@ export class CausalLM {
       if (padding === 'right') mask.fill(1n, row, row + width - pad + 1);
       else mask.fill(1n, row + pad, row + width + 1);
     });
-    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => 0) });
+    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => [0]) });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r), out.best);
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
@@ -202,14 +202,55 @@ export class CausalLM {
     return { logits, kv };
   }
 
-  /** `last`: the position of each row whose logits are wanted; `keepAll`: every position's, where the graph can keep only the last. */
+  /**
+   * A speculative step for a batch of one unpadded row: `tokens` (its last sampled token, then
+   * the drafts) after its cache, with the logits at every one of them (row j of `logits`
+   * predicts what follows tokens[j]). The cache grows by all of them: keepPrefix() then drops
+   * the drafts that were not accepted. Fused graphs take several tokens after a past only at
+   * batch 1 (onnxruntime refuses more rows), which is why this takes one row.
+   */
+  async verify(tokens: number[], batch: BatchKv, timings?: StepTimings): Promise<{ logits: StepLogits; kv: BatchKv }> {
+    if (batch.pads.length !== 1 || batch.pads[0] !== 0) throw new Error('verify takes a batch of one row without padding');
+    const { width } = batch;
+    const n = tokens.length;
+    const t0 = performance.now();
+    const at = tokens.map((_, j) => j);
+    const out = await this.run([tokens], [at.map((j) => width + j)], new BigInt64Array(width + n).fill(1n), width, batch.device ?? batch.data, {
+      timings,
+      started: t0,
+      keepAll: true,
+      last: [at],
+    });
+    for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
+    // Picked, or every position kept: either way the last n rows are the tokens'.
+    const [, len] = out.logits.dims;
+    const logits = new StepLogits(this.head, out.logits, at.map((j) => len - n + j), out.best);
+    const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
+    const grown = { width: width + n, pads: [0], padding: batch.padding };
+    const kv: BatchKv = onDevice ? { ...grown, data: null, device: out.kv } : { ...grown, data: out.kv.map((t) => t.data as KvArray) };
+    return { logits, kv };
+  }
+
+  /** A batch of one row cut to its first `length` entries (rejected drafts leave the cache); it consumes `batch`. */
+  async keepPrefix(batch: BatchKv, length: number): Promise<BatchKv> {
+    if (length === batch.width) return batch;
+    try {
+      const plan = gatherPlan(this.kvShape, [{ ...batchRow(0, batch, 0), length }], this.io.padding);
+      const out = await this.copy(plan, [tensorsOf(batch)], 'batch');
+      return { width: plan.width, pads: plan.pads, padding: plan.padding, ...out };
+    } finally {
+      this.release(batch);
+    }
+  }
+
+  /** `last`: the positions of each row whose logits are wanted (as many for each row); `keepAll`: every position's, where the graph can keep only the last. */
   private async run(
     ids: number[][],
     positions: number[][],
     mask: BigInt64Array,
     pastLen: number,
     past: KvArray[] | Tensor[] | null,
-    { timings, started = 0, keepAll = false, last }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[] },
+    { timings, started = 0, keepAll = false, last }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[][] },
   ): Promise<{ logits: Tensor; kv: Tensor[]; best?: BestTokens }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -225,7 +266,7 @@ export class CausalLM {
     }
     // 0 keeps them all (the graph slices the last −0 = 0 positions on).
     if (io.numLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(keepAll ? 0n : 1n), []);
-    if (io.logitsPosition) feeds[LOGITS_POSITION_INPUT] = new Tensor('int64', BigInt64Array.from(last, BigInt), [rows]);
+    if (io.logitsPosition) feeds[LOGITS_POSITION_INPUT] = new Tensor('int64', BigInt64Array.from(last.flat(), BigInt), [rows, last[0].length]);
     if (io.useCacheBranch) feeds.use_cache_branch = new Tensor('bool', Uint8Array.of(pastLen > 0 ? 1 : 0), [1]);
     const kvDims = [rows, io.kvHeads, pastLen, io.headDim];
     const empty = emptyKv(io.kvType);

@@ -35,6 +35,13 @@ export interface DecoderInterface {
    * refuses it ("batch_size must be 1 when sequence_length > 1 and past context is given").
    */
   batchesPrefixedChunks: boolean;
+  /**
+   * Whether a position's output is its own, whatever else the run holds. Not where activations
+   * are quantized per tensor at run time (DynamicQuantizeLinear: q8 exports), whose scale comes
+   * from every position of the run: there a step that verifies drafts would not give the plain
+   * step's logits, so speculative decoding stays off.
+   */
+  positionsIndependent: boolean;
 }
 
 const FLOAT_TYPES = new Set<string>(['float32', 'float16']);
@@ -90,6 +97,7 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
     useCacheBranch: inputs.has('use_cache_branch'),
     padding: fusedAttention ? 'right' : 'left',
     batchesPrefixedChunks: !fusedAttention,
+    positionsIndependent: !ops.has('DynamicQuantizeLinear'),
   };
 }
 

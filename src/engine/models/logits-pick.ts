@@ -1,8 +1,8 @@
 // Prefill wants one row of logits per prompt, yet an export without num_logits_to_keep
 // computes lm_head at every position: at a 151,936-token vocabulary that is most of a
 // prefill's output, and its time. This edits such a graph at load: the hidden state fed to
-// lm_head is first gathered at one position per batch row, given by a new input, so the
-// logits come out [batch, 1, vocab].
+// lm_head is first gathered at the positions a new input names for each batch row (one for
+// a prompt, each verified one for a speculative step), so the logits come out [batch, n, vocab].
 //
 // lm_head is found by walking back from the `logits` output through what exports put after
 // it (Cast, Identity, a bias Add, Gemma 2's soft cap Div/Tanh/Mul, Granite's scaling Div)
@@ -27,12 +27,15 @@ import {
 } from '../../onnx/model-proto.js';
 
 /**
- * The input the edit adds: int64 [batch], for each row the position, within this run's
- * new tokens (input_ids' sequence axis), whose logits come out. `logits` is then
- * [batch, 1, vocab]. Positions are 0 … sequence_length − 1 (no negative ones: on the CPU
- * one out of range is an error, elsewhere it need not be).
+ * The input the edit adds: int64 [batch, n], for each row the n positions, within this run's
+ * new tokens (input_ids' sequence axis), whose logits come out: `logits` is then
+ * [batch, n, vocab]. A prompt's run asks for its last position (n = 1); a speculative step
+ * for every position it verifies. Positions are 0 … sequence_length − 1 (no negative ones:
+ * on the CPU one out of range is an error, elsewhere it need not be).
  */
 export const LOGITS_POSITION_INPUT = 'hearth_logits_position';
+/** The name of the positions axis of the input and of `logits`. */
+const PICKED_POSITIONS = 'hearth_positions';
 
 /** Inputs by which an export already returns only the last positions' logits. */
 const KEEP_INPUTS = ['num_logits_to_keep', 'logits_to_keep'];
@@ -227,8 +230,8 @@ function describe(n: NodeProto): string {
 
 /**
  * Inserts, right before the path's first node, the rows of `hidden` [batch, seq, hidden] at
- * (row b, position p_b): the hidden state flattened to [batch·seq, hidden] and gathered at
- * b·seq + p_b, then shaped [batch, 1, hidden]; the path then reads that. Gather, not
+ * (row b, positions p_b,j): the hidden state flattened to [batch·seq, hidden] and gathered at
+ * the [batch, n] indices b·seq + p_b,j, which gives [batch, n, hidden]; the path then reads that. Gather, not
  * GatherElements: onnxruntime-web's WebGPU (JSEP) GatherElements has no float16 kernel, so
  * a q4f16 graph's gather would fall back to the CPU; Gather has one there and in the native
  * WebGPU provider, and Reshape moves no data. The index arithmetic (Shape, Slice, Concat,
@@ -260,9 +263,9 @@ function insertGather(model: ModelProto, path: LmHeadPath): void {
   const [batch, seq, width] = [dim(0, 'batch'), dim(1, 'sequence'), dim(2, 'hidden_size')];
   const flat = node('Reshape', [hidden, node('Concat', [int64s('minus_one', [-1]), width], 'flat_shape', axis(0))], 'hidden_flat');
   const rows = node('Range', [int64s('zero', [0], []), node('Reshape', [batch, int64s('scalar', [], [0])], 'batch_scalar'), int64s('one', [1], [])], 'rows');
-  const index = node('Add', [node('Mul', [rows, seq], 'row_starts'), LOGITS_POSITION_INPUT], 'flat_index');
-  const gathered = node('Gather', [flat, index], 'hidden_rows', axis(0));
-  const picked = node('Reshape', [gathered, node('Concat', [int64s('minus_one_one', [-1, 1]), width], 'picked_shape', axis(0))], 'hidden_picked');
+  const starts = node('Reshape', [node('Mul', [rows, seq], 'row_starts'), int64s('column', [-1, 1])], 'row_starts_column');
+  const index = node('Add', [starts, LOGITS_POSITION_INPUT], 'flat_index');
+  const picked = node('Gather', [flat, index], 'hidden_picked', axis(0));
 
   const onPath = new Set(path.nodes);
   for (const n of path.nodes) n.input = (n.input ?? []).map((x) => (x === hidden ? picked : x));
@@ -274,12 +277,12 @@ function insertGather(model: ModelProto, path: LmHeadPath): void {
   const batchDim = logits.type?.tensor_type?.shape?.dim?.[0];
   graph.input = [...(graph.input ?? []), int64Input(LOGITS_POSITION_INPUT, batchDim?.dim_param || 'batch_size')];
   const dims = logits.type?.tensor_type?.shape?.dim;
-  if (dims && dims.length >= 2) dims[1] = { dim_value: 1 };
+  if (dims && dims.length >= 2) dims[1] = { dim_param: PICKED_POSITIONS };
   // Shapes recorded for the path's values had a sequence axis; the gather changed it.
   const changed = new Set(path.nodes.flatMap((n) => n.output ?? []));
   graph.value_info = (graph.value_info ?? []).filter((v) => !changed.has(v.name ?? ''));
 }
 
 function int64Input(name: string, batch: string): ValueInfoProto {
-  return { name, type: { tensor_type: { elem_type: DataType.INT64, shape: { dim: [{ dim_param: batch }] } } } };
+  return { name, type: { tensor_type: { elem_type: DataType.INT64, shape: { dim: [{ dim_param: batch }, { dim_param: PICKED_POSITIONS }] } } } };
 }

@@ -1,5 +1,6 @@
 import type { ResponseRetention } from '../../access/access.js';
 import type { Device, DownloadProgress } from '../../engine/protocol.js';
+import type { SpeculativeMode } from '../../engine/spec/draft-policy.js';
 
 /** Options of `hearth serve` and of `serve()` from `hearth/node`. */
 export interface ServeOptions {
@@ -28,6 +29,8 @@ export interface ServeOptions {
   maxGenerations?: number;
   /** Memory for each model's prefix cache in MiB (default 256; 0 turns it off). */
   kvCacheMb?: number;
+  /** Speculative decoding where a catalog entry does not say (default 'ngram'). */
+  speculative?: SpeculativeMode;
   /** CPU threads of each graph run (onnxruntime's intra-op threads; default one per core). */
   threads?: number;
   /** "file" (default), "memory", or a redis:// URL. */

@@ -78,6 +78,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const local = startNodeEngine({
     device: opts.device,
     kvCacheMb: opts.kvCacheMb,
+    speculative: opts.speculative,
     threads: opts.threads,
     hubCacheDir: hubCacheDir(),
     // The engine restarts by itself; why it stopped goes in the log.

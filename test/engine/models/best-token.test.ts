@@ -35,7 +35,7 @@ describe("each position's best token beside the logits", () => {
     const session = await createModelSession(backend, join(fixtures, name), exportEntry(fixtures, name, dtype), [], decoderEdit(form));
     try {
       expect(session.outputNames).toEqual(expect.arrayContaining([BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT]));
-      const out = await session.run(rightPaddedFeeds(backend.Tensor, session, promptRows([5, 3]), [4, 2]));
+      const out = await session.run(rightPaddedFeeds(backend.Tensor, session, promptRows([5, 3]), [[4], [2]]));
       const logits = floats(out.logits!);
       const [rows, , vocab] = out.logits!.dims as number[];
       const ids = out[BEST_ID_OUTPUT]!.data as Float32Array;

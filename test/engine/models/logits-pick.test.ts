@@ -25,7 +25,7 @@ const entry = (name: string, dtype: string) => exportEntry(fixtures, name, dtype
 // Rows of 9, 3 and 6 tokens padded on the right; the first two want their last token's
 // logits, the third a position inside its prompt (not its last).
 const ROWS = promptRows([9, 3, 6]);
-const POSITIONS = [8, 2, 3];
+const POSITIONS = [[8], [2], [3]];
 
 describe('logits at one position per row, added at load', () => {
   it.each([
@@ -45,18 +45,32 @@ describe('logits at one position per row, added at load', () => {
     const [B, , V] = all.dims;
     expect(one.dims).toEqual([B, 1, V]);
     const [at, got] = [logitsRows(all), logitsRows(one)];
-    POSITIONS.forEach((p, b) => expect(largestDifference(got(b, 0), at(b, p)), `row ${b}`).toBeLessThanOrEqual(tolerance));
+    POSITIONS.forEach(([p], b) => expect(largestDifference(got(b, 0), at(b, p)), `row ${b}`).toBeLessThanOrEqual(tolerance));
     // The position is the one asked for: row 2's last token has other logits.
     expect(largestDifference(got(2, 0), at(2, 5))).toBeGreaterThan(100 * tolerance);
   });
 
-  it('declares the new input as int64 [batch] and logits as [batch, 1, vocab]', async () => {
+  it.each([
+    ['llama3-export', 'fp32', 1e-5],
+    ['llama3_2-fused-export', 'q4f16', 1e-2],
+  ])('%s %s: several positions per row (a speculative step verifying its drafts) give the whole graph’s logits at each', async (name, dtype, tolerance) => {
+    const whole = await createModelSession(backend, join(fixtures, name), entry(name, dtype));
+    const picked = await createModelSession(backend, join(fixtures, name), entry(name, dtype), [], logitsPositionEdit);
+    const positions = [[5, 6, 7, 8], [0, 1, 2, 2], [2, 3, 4, 5]];
+    const all = logitsRows((await whole.run(rightPaddedFeeds(backend.Tensor, whole, ROWS))).logits!);
+    const some = (await picked.run(rightPaddedFeeds(backend.Tensor, picked, ROWS, positions))).logits!;
+    expect(some.dims.slice(0, 2)).toEqual([3, 4]);
+    const got = logitsRows(some);
+    positions.forEach((row, b) => row.forEach((p, j) => expect(largestDifference(got(b, j), all(b, p)), `row ${b}, position ${p}`).toBeLessThanOrEqual(tolerance)));
+  });
+
+  it('declares the new input as int64 [batch, positions] and logits as [batch, positions, vocab]', async () => {
     const picked = await createModelSession(backend, join(fixtures, 'llama3-export'), entry('llama3-export', 'fp32'), [], logitsPositionEdit);
     const input = picked.inputMetadata.find((m) => m.name === LOGITS_POSITION_INPUT) as unknown as { type: string; shape: unknown[] };
     expect(input.type).toBe('int64');
-    expect(input.shape).toEqual(['batch_size']);
+    expect(input.shape).toEqual(['batch_size', 'hearth_positions']);
     const logits = picked.outputMetadata.find((m) => m.name === 'logits') as unknown as { shape: unknown[] };
-    expect(logits.shape).toEqual(['batch_size', 1, 128256]);
+    expect(logits.shape).toEqual(['batch_size', 'hearth_positions', 128256]);
   });
 
   it('loads in onnxruntime-web with its weights given through externalData, as the browser backend does', async () => {
@@ -72,7 +86,7 @@ describe('logits at one position per row, added at load', () => {
       const all = logitsRows((await whole.run(rightPaddedFeeds(backend.Tensor, whole, ROWS))).logits!);
       const one = (await session.run(rightPaddedFeeds(ortWeb.Tensor as never, session as never, ROWS, POSITIONS))).logits!;
       expect(one.dims).toEqual([3, 1, 128256]);
-      POSITIONS.forEach((p, b) => expect(largestDifference(logitsRows(one as never)(b, 0), all(b, p))).toBeLessThan(1e-4));
+      POSITIONS.forEach(([p], b) => expect(largestDifference(logitsRows(one as never)(b, 0), all(b, p))).toBeLessThan(1e-4));
     } finally {
       await session.release();
     }

@@ -1,0 +1,48 @@
+// How much one sequence drafts, step by step. A verify step of n tokens costs little more than a
+// decode step where the step is bound by reading weights (a GPU; lm_head on a CPU), and more
+// where it is bound by compute: so drafts grow while they are accepted, shrink to what was
+// accepted, and after a draft of which nothing was accepted the sequence waits before drafting
+// again, twice as long after each such miss in a row. A reply that never repeats its context
+// then pays for few failed drafts (about log₂ of its length), and one that copies pays for none.
+import { DEFAULT_LOOKUP, lookupDraft } from './prompt-lookup.js';
+
+/** How speculation is chosen: `off`, or drafts by prompt lookup (`ngram`). */
+export type SpeculativeMode = 'off' | 'ngram';
+
+export const SPECULATIVE_MODES: readonly SpeculativeMode[] = ['off', 'ngram'];
+
+/** Where neither the catalog entry nor the server says. */
+export const DEFAULT_SPECULATIVE: SpeculativeMode = 'ngram';
+
+/** The longest draft: fused attention on SwiftShader goes wrong from 32 new tokens a run, and longer drafts are rarely all right. */
+export const MAX_DRAFT = 16;
+const FIRST_DRAFT = 4;
+/** The longest wait after misses in a row, in steps. */
+const MAX_PAUSE = 64;
+
+export class DraftPolicy {
+  /** Tokens drafted and accepted so far. */
+  drafted = 0;
+  accepted = 0;
+  private length = FIRST_DRAFT;
+  private pause = 0;
+  private misses = 0;
+
+  /** The draft for the next step (empty: a plain decode step), at most `room` tokens. */
+  next(history: readonly number[], room: number): number[] {
+    if (this.pause > 0) {
+      this.pause--;
+      return [];
+    }
+    return lookupDraft(history, Math.min(this.length, room), DEFAULT_LOOKUP);
+  }
+
+  /** What a verify step accepted of its `drafted` tokens. */
+  record(drafted: number, accepted: number): void {
+    this.drafted += drafted;
+    this.accepted += accepted;
+    this.length = accepted === drafted ? Math.min(MAX_DRAFT, this.length * 2) : Math.max(1, accepted + 1);
+    if (accepted > 0) this.misses = 0;
+    else this.pause = Math.min(MAX_PAUSE, 2 ** ++this.misses);
+  }
+}
