@@ -42,6 +42,13 @@ describe('hearth serve flags', () => {
     }
   });
 
+  it('take --speculative off or ngram, and refuse anything else naming the choices', () => {
+    expect(serveOptions(['--speculative', 'off'], io())).toMatchObject({ speculative: 'off' });
+    expect(serveOptions(['--speculative', 'ngram'], io())).toMatchObject({ speculative: 'ngram' });
+    expect(serveOptions([], io())!.speculative).toBeUndefined();
+    expect(() => serveOptions(['--speculative', 'eagle'], io())).toThrow('--speculative must be one of off, ngram (got "eagle")');
+  });
+
   it('refuse a thread count that is not a whole number of at least 1, naming the flag', () => {
     for (const bad of ['0', '-2', '1.5', 'many']) expect(() => serveOptions(['--threads', bad], io())).toThrow(/--threads/);
   });

@@ -36,6 +36,12 @@ describe('catalog entries', () => {
     expect(onnxFileFor(e!, 'cuda')).toBe('onnx/model.onnx');
   });
 
+  it('may turn speculative decoding off (or on) for one model; another value is named as the fault', () => {
+    expect(parse({ models: [entry({ speculative: 'off' })] })[0]!.speculative).toBe('off');
+    expect(parse({ models: [entry({ speculative: 'ngram' })] })[0]!.speculative).toBe('ngram');
+    expect(problems({ models: [entry({ speculative: 'always' })] })).toMatch(/svc\/mine.*speculative/);
+  });
+
   it('errors name the entry by its id and each field at fault, in words, on one line', () => {
     const msg = problems({
       models: [entry(), entry({ id: 'svc/broken', task: 'chatty', context_length: -5, dtype: { tpu: 'fp32', cpu: 8 }, price: undefined })],

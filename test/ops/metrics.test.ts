@@ -9,7 +9,7 @@ import { setup } from '../api/harness.js';
 function withMetrics(key?: string) {
   const h = setup();
   const m = createMetrics({ key, defaultMetrics: false });
-  const stats: EngineStats = { models: [{ id: 'svc/tiny-chat', active: 2, queued: 3, kv_cache_bytes: 1024, kv_cache_capacity_bytes: 4096, kv_cache_entries: 5, grammar_cache_entries: 12, grammar_cache_capacity: 64, step_ms: { graph: 1500, sample: 20 }, decode_steps: 100, decode_rows: 700, kv_device_reads: 6, kv_prefix_cache_reads: 6 }], memory: { heap_used_bytes: 40e6, external_bytes: 30e6 } };
+  const stats: EngineStats = { models: [{ id: 'svc/tiny-chat', active: 2, queued: 3, kv_cache_bytes: 1024, kv_cache_capacity_bytes: 4096, kv_cache_entries: 5, grammar_cache_entries: 12, grammar_cache_capacity: 64, step_ms: { graph: 1500, sample: 20 }, decode_steps: 100, decode_rows: 700, kv_device_reads: 6, kv_prefix_cache_reads: 6, spec_drafted_tokens: 50, spec_accepted_tokens: 40 }], memory: { heap_used_bytes: 40e6, external_bytes: 30e6 } };
   Object.assign(h.engine, { stats: async () => stats });
   m.setEngine(h.engine);
   h.runtime.engine = m.wrap(h.engine);
@@ -66,6 +66,8 @@ describe('GET /metrics', () => {
     expect(value(text, 'hearth_decode_steps_total{model="svc/tiny-chat"}')).toBe(100);
     expect(value(text, 'hearth_decode_rows_total{model="svc/tiny-chat"}')).toBe(700);
     expect(value(text, 'hearth_kv_device_reads_total{model="svc/tiny-chat"}')).toBe(6);
+    expect(value(text, 'hearth_spec_drafted_tokens_total{model="svc/tiny-chat"}')).toBe(50);
+    expect(value(text, 'hearth_spec_accepted_tokens_total{model="svc/tiny-chat"}')).toBe(40);
     expect(value(text, 'hearth_engine_heap_bytes')).toBe(40e6);
     expect(value(text, 'hearth_engine_external_bytes')).toBe(30e6);
     expect(text).toContain('hearth_http_request_duration_seconds_bucket');
