@@ -5,6 +5,7 @@ import { prefillGroups, type PrefillChunk } from './prefill-groups.js';
 import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
 import type { SpeculativeMode } from './spec/draft-policy.js';
+import { StepCost } from './spec/step-cost.js';
 import { StepTimings } from './step-timings.js';
 import type { RowLogits } from './sampling/sampler.js';
 import { sampleRows, type RowToSample } from './sampling/step.js';
@@ -64,6 +65,8 @@ export class Scheduler {
   /** Running sums of the loop's phases; the engine adds the time its token callbacks take ('emit'). */
   readonly timings = new StepTimings();
   private readonly spec = { drafted: 0, accepted: 0 };
+  /** What a step of one row costs by its positions (speculation's drafts are as long as pays). */
+  private readonly stepCost = new StepCost();
 
   constructor(
     private readonly lm: CausalLM,
@@ -230,11 +233,13 @@ export class Scheduler {
       const joining = this.joining.splice(0, this.maxBatch - this.batch.length);
       await this.repack(this.batch, joining);
     }
-    if (this.batch.length === 1 && this.speculates) {
+    const alone = this.batch.length === 1 && this.speculates;
+    if (alone) {
       const seq = this.batch[0]!;
-      const draft = seq.drafts.next(seq.history, seq.draftRoom);
+      const draft = seq.drafts.next(seq.history, seq.draftRoom, this.stepCost);
       if (draft.length) return this.verifyStep(seq, draft);
     }
+    const started = performance.now();
     const { logits, kv } = await this.lm.decode(
       this.batch.map((s) => s.lastToken),
       this.batchKv!,
@@ -249,6 +254,7 @@ export class Scheduler {
     } finally {
       logits.dispose();
     }
+    if (alone) this.stepCost.record(1, performance.now() - started);
     await this.leave(done);
   }
 
@@ -263,6 +269,7 @@ export class Scheduler {
    * tokens only.
    */
   private async verifyStep(seq: Sequence, draft: number[]): Promise<void> {
+    const started = performance.now();
     const { logits, kv } = await this.lm.verify([seq.lastToken, ...draft], this.batchKv!, this.timings);
     this.batchKv = kv;
     this.timings.steps++;
@@ -288,6 +295,7 @@ export class Scheduler {
     this.batchKv = null; // keepPrefix consumes the cache, also when it fails
     this.batchKv = await this.lm.keepPrefix(kv, kv.width - draft.length + j);
     this.timings.lap('repack', t0);
+    this.stepCost.record(draft.length + 1, performance.now() - started);
     await this.leave(finished ? new Set([seq]) : new Set());
   }
 

@@ -1,7 +1,7 @@
 // Speculative decoding in the front doors, on by default: the designed copying fixture asked to
 // repeat its passage, through /generate, in the tab (WASM, fetched from a hub mirror, answered
 // through MSW) and in Node through hearth/msw's handlers. Both give the passage, and both report
-// in meta_info that most of it came from accepted drafts, the same number of them.
+// in meta_info that most of it came from accepted drafts.
 import { getResponse } from 'msw';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,19 +39,20 @@ afterAll(async () => {
 describe('speculative decoding through hearth/msw in Node', () => {
   it('recites the passage, most of it from accepted drafts', () => {
     expect(inNode.text).toEqual([COPYING_PASSAGE]);
-    expect(inNode.meta_info.spec_accepted_tokens).toBeGreaterThanOrEqual(40);
+    // Draft lengths follow the step cost measured as it runs: at least half the reply comes from drafts.
+    expect(inNode.meta_info.spec_accepted_tokens).toBeGreaterThanOrEqual(26);
   });
 });
 
 suite('speculative decoding in the tab (wasm)', () => {
   const browser = freshBrowser();
 
-  it('recites the passage with the same accepted drafts as in Node', async () => {
+  it('recites the passage, most of it from accepted drafts, as in Node', async () => {
     const hub = `${server.url}mirror`;
     const { page, info } = await openDemo(browser.context, `${server.url}?device=wasm&hubModel=test-org/qwen3-copy-export&hubTask=chat&hub=${encodeURIComponent(hub)}`);
     const r = await inPage(page, 'post', info, '/generate', BODY('svc/hub-qwen3-copy-export'));
     expect(r.status).toBe(200);
     expect(r.body.text).toEqual([COPYING_PASSAGE]);
-    expect(r.body.meta_info.spec_accepted_tokens).toBe(inNode.meta_info.spec_accepted_tokens);
+    expect(r.body.meta_info.spec_accepted_tokens).toBeGreaterThanOrEqual(26);
   }, 180_000);
 });

@@ -14,8 +14,10 @@ export const DEFAULT_LOOKUP: LookupOptions = { maxNgram: 3, minNgram: 1 };
 
 /**
  * Up to `count` tokens guessed to follow `history`: after the latest earlier occurrence of its
- * last n tokens (n from maxNgram down to minNgram), what followed it there. Empty when nothing
- * matches.
+ * last n tokens (n from maxNgram down to minNgram), what followed it there. Where that runs into
+ * the end of the history, the copy goes on over the tokens it has just drafted (as an LZ77 copy
+ * overlaps itself): a reply caught in a loop of p tokens is drafted as that loop, not p tokens at
+ * a time. Empty when nothing matches.
  */
 export function lookupDraft(history: readonly number[], count: number, opts: LookupOptions = DEFAULT_LOOKUP): number[] {
   const end = history.length;
@@ -27,7 +29,9 @@ export function lookupDraft(history: readonly number[], count: number, opts: Loo
       while (k < n && history[start + k] === history[end - n + k]) k++;
       if (k < n) continue;
       const from = start + n;
-      return history.slice(from, Math.min(from + count, end)) as number[];
+      const draft: number[] = [];
+      for (let i = 0; i < count; i++) draft.push(from + i < end ? history[from + i]! : draft[from + i - end]!);
+      return draft;
     }
   }
   return [];

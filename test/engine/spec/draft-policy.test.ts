@@ -1,16 +1,19 @@
-// A sequence's drafts grow while they are accepted, shrink to what was accepted, and pause
-// (longer after each miss in a row) when nothing was; accepted tokens are those sampled equal to
-// their draft, each before it having been.
+// A sequence's drafts are as long as its estimated acceptance and the model's step cost make
+// worthwhile: the acceptance estimate rises with accepted drafts and falls with cut ones; where no
+// draft pays, or nothing was accepted, the sequence pauses (longer after each miss in a row) and
+// then probes with a short draft. Accepted tokens are those sampled equal to their draft, each
+// before it having been.
 import { describe, expect, it } from 'vitest';
 import { DraftPolicy, MAX_DRAFT } from '../../../src/engine/spec/draft-policy.js';
+import { StepCost } from '../../../src/engine/spec/step-cost.js';
 
-// A history in which the next tokens are always predictable: 0 1 2 … 99 0 1 2 … (the second lap copies the first).
+// A history in which the next tokens are always predictable: 0 1 2 … 99 0 1 (the second lap copies the first).
 const lap = Array.from({ length: 100 }, (_, i) => i);
 const history = [...lap, 0, 1];
 
 /** One verify step: the policy's draft, of which the first `take` tokens are sampled equal, then one that is not. */
-function step(p: DraftPolicy, take: number): number[] {
-  const draft = p.next(history, 100);
+function step(p: DraftPolicy, take: number, cost?: StepCost): number[] {
+  const draft = p.next(history, 100, cost);
   p.begin(draft);
   for (const t of draft.slice(0, take)) expect(p.took(t)).toBe(true);
   if (take < draft.length) expect(p.took(-1)).toBe(false);
@@ -18,18 +21,34 @@ function step(p: DraftPolicy, take: number): number[] {
   return draft;
 }
 
+/** A CPU-like cost: each extra position costs half a plain step. */
+function cpuCost(): StepCost {
+  const cost = new StepCost();
+  for (const n of [1, 3, 1, 5]) cost.record(n, 2 + n);
+  return cost;
+}
+
 describe('the draft policy', () => {
-  it('starts at 4 tokens and doubles while every drafted token is accepted, up to MAX_DRAFT', () => {
-    const p = new DraftPolicy();
-    const lengths = [0, 1, 2, 3].map(() => step(p, Infinity).length);
-    expect(lengths).toEqual([4, 8, MAX_DRAFT, MAX_DRAFT]);
-    expect(p.accepted).toBe(p.drafted);
+  it('drafts the longest it may before the step cost is known', () => {
+    expect(step(new DraftPolicy(), Infinity)).toHaveLength(MAX_DRAFT);
   });
 
-  it('shrinks to one more than was accepted', () => {
+  it('estimates acceptance from its verify steps: up with accepted drafts, down with cut ones', () => {
     const p = new DraftPolicy();
-    step(p, 2);
-    expect(p.next(history, 100)).toHaveLength(3);
+    expect(p.acceptance).toBe(0.5);
+    step(p, Infinity);
+    const high = p.acceptance;
+    expect(high).toBeGreaterThan(0.9);
+    step(p, 0);
+    expect(p.acceptance).toBeLessThan(high);
+  });
+
+  it('drafts longer as its drafts keep being accepted, where each position costs', () => {
+    const p = new DraftPolicy();
+    const cost = cpuCost();
+    const lengths = [0, 1, 2, 3, 4, 5].map(() => step(p, Infinity, cost).length);
+    expect(lengths[0]).toBeLessThan(MAX_DRAFT);
+    expect(lengths.at(-1)).toBeGreaterThan(lengths[0]!);
   });
 
   it('pauses after a draft of which nothing was accepted: 2, then 4 steps, then drafts again', () => {
@@ -39,6 +58,15 @@ describe('the draft policy', () => {
     step(p, 0);
     for (let i = 0; i < 4; i++) expect(p.next(history, 100)).toEqual([]);
     expect(p.next(history, 100).length).toBeGreaterThan(0);
+  });
+
+  it('where no draft pays, waits, then probes with a short draft', () => {
+    const p = new DraftPolicy();
+    const dear = new StepCost();
+    for (const n of [1, 2, 1, 3]) dear.record(n, 3 * n); // each position costs a whole step: drafts never pay
+    expect(p.next(history, 100, dear)).toEqual([]);
+    expect([p.next(history, 100, dear), p.next(history, 100, dear)]).toEqual([[], []]);
+    expect(p.next(history, 100, dear)).toHaveLength(2);
   });
 
   it('never drafts past the room it is given', () => {

@@ -17,8 +17,9 @@ describe('prompt lookup', () => {
     expect(lookupDraft([5, 1, 5, 2, 5, 3, 5], 1)).toEqual([3]);
   });
 
-  it('stops at the history’s end and at the count asked for', () => {
-    expect(lookupDraft([1, 2, 1], 5)).toEqual([2, 1]);
+  it('goes on past the history’s end as the loop it found, and stops at the count asked for', () => {
+    expect(lookupDraft([1, 2, 1], 5)).toEqual([2, 1, 2, 1, 2]);
+    expect(lookupDraft([9, 4, 5, 6, 4, 5], 5)).toEqual([6, 4, 5, 6, 4]);
     expect(lookupDraft([1, 2, 3, 4, 1], 2)).toEqual([2, 3]);
     expect(lookupDraft([1, 2, 3, 1], 0)).toEqual([]);
   });

@@ -66,11 +66,12 @@ describe('speculative decoding in the engine', () => {
     expect(fast.text).toBe(COPYING_PASSAGE);
     expect(fast.token_ids).toEqual(plain.token_ids);
     expect(fast.finish_reason).toBe('stop');
-    // 53 tokens (the passage and EOS): the first comes from the prompt's run, most others from accepted drafts.
-    expect(fast.spec_accepted_tokens).toBeGreaterThanOrEqual(40);
+    // 53 tokens (the passage and EOS): the first comes from the prompt's run, and (draft lengths
+    // follow the step cost measured on this machine) at least half the others from accepted drafts.
+    expect(fast.spec_accepted_tokens).toBeGreaterThanOrEqual(26);
     expect(plain.spec_accepted_tokens).toBe(0);
     const steps = after.decode_steps! - before.decode_steps!;
-    expect(steps).toBeLessThanOrEqual(10);
+    expect(steps).toBeLessThanOrEqual(26);
     expect(after.spec_accepted_tokens! - before.spec_accepted_tokens!).toBe(fast.spec_accepted_tokens);
     expect(after.spec_drafted_tokens! - before.spec_drafted_tokens!).toBeGreaterThanOrEqual(fast.spec_accepted_tokens!);
     expect((await statsOf(off, COPY)).spec_drafted_tokens).toBe(0);

@@ -25,7 +25,8 @@ describe.skipIf(NODE_WEBGPU_SKIP)('speculative steps on WebGPU in Node', () => {
     try {
       const s = new Scheduler(gpu.lm, { speculative: 'ngram', prefillChunk: PREFILL_CHUNK });
       expect((await generate(s, gpu, prompt, { max_tokens: 60, ignore_eos: false })).token_ids).toEqual(expected);
-      expect(s.stats().specAccepted).toBeGreaterThanOrEqual(40);
+      // How long drafts are follows the measured step cost: at least half the reply comes from them.
+      expect(s.stats().specAccepted).toBeGreaterThanOrEqual(26);
       expect(gpu.lm.reads).toEqual({ batch: 0, prefixCache: 0 });
     } finally {
       await gpu.lm.dispose();
