@@ -149,7 +149,7 @@ async function hearthSection(s: HearthSpec, partial: (figures: object) => void):
   const { modelsSettled } = await import('../src/runtime.js');
   const { perRow } = await import('./step-breakdown.js');
   const device = s.target === 'cpu' ? 'cpu' : 'webgpu';
-  const engine = createEngine(nodeBackend(device, { kvOnDevice: s.target !== 'webgpu_kv_host' }), { kvCacheMb: 0, ...(s.sample_from ? { sampleFrom: s.sample_from } : {}) });
+  const engine = createEngine(nodeBackend(device, { kvOnDevice: s.target !== 'webgpu_kv_host' }), { kvCacheMb: 0, speculative: 'off', ...(s.sample_from ? { sampleFrom: s.sample_from } : {}) });
   const model = 'bench/model';
   const t0 = performance.now();
   await engine.load([{

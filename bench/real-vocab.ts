@@ -70,7 +70,8 @@ export interface StreamFigures {
 
 /** One engine (sampling from candidates, or from whole rows) at each stream count. */
 async function hearthWith(folder: string, o: RealVocabOptions, sampleFrom: NonNullable<EngineOptions['sampleFrom']>, repeats: number) {
-  const engine = createEngine(nodeBackend('cpu'), { kvCacheMb: 0, sampleFrom });
+  // Speculation off: these figures are read against the graph alone, step for step (speculative.ts measures it).
+  const engine = createEngine(nodeBackend('cpu'), { kvCacheMb: 0, sampleFrom, speculative: 'off' });
   const id = 'bench/real-vocab';
   await engine.load([{ id, task: 'chat', class: 'bench', context_length: 4096, source: folder, dtype: { cpu: 'q4f16' }, price: { input_per_1m: 0, output_per_1m: 0 } }]);
   await modelsSettled(engine);

@@ -2,7 +2,7 @@
 // bench preset model, all in one run on this machine. Writes bench/results.json
 // and bench/chart.svg. Figures are medians; ratios are taken within this run. Beside the bench
 // model, a model with a real vocabulary (real-vocab.ts: the Qwen-shaped q4f16, 151,936 tokens)
-// and llama.cpp on the same weights.
+// and llama.cpp on the same weights; and speculative decoding on and off (speculative.ts).
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import { barChart, stack } from './chart.js';
 import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
 import { hearthVsLlamaCpp, llamaCppTable, measureLlamaCpp } from './llama-cpp.js';
 import { measureRealVocab, realVocabTable } from './real-vocab.js';
+import { measureSpeculative, speculativeTable } from './speculative.js';
 import { perStep, readLoop } from './step-breakdown.js';
 
 const MODEL = 'svc/bench-chat';
@@ -116,7 +117,8 @@ function copyBandwidth(): number {
 
 /** An engine called directly (no HTTP), on a fixture folder's file for `dtype`: one request, or 8 at once. */
 async function directEngine(dtype = 'fp32', folder = 'bench-chat') {
-  const engine = startNodeEngine();
+  // Speculation off here and below: these figures are read against per-step ceilings and bounds (speculative.ts measures it).
+  const engine = startNodeEngine({ speculative: 'off' });
   const entry = {
     id: MODEL, task: 'chat' as const, class: '40M', context_length: 4096,
     source: join(FIXTURES_DIR, folder), dtype: { cpu: dtype }, price: { input_per_1m: 0, output_per_1m: 0 },
@@ -297,7 +299,7 @@ async function main() {
   const server = await serve({
     // The bench measures the engine, not the limits: at 60 requests a minute the
     // 16-stream rounds met 429s and the SDK's retry waits were timed as decode.
-    port: 0, models: [MODEL], store: 'memory', rateLimit: 1_000_000,
+    port: 0, models: [MODEL], store: 'memory', rateLimit: 1_000_000, speculative: 'off',
     log: (line) => (key ||= /svc_live_\w+/.exec(line)?.[0] ?? ''),
   });
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 10 });
@@ -436,6 +438,9 @@ async function main() {
   const realVocabSize = process.env.BENCH_REAL_VOCAB ?? 'full';
   const realVocab = realVocabSize === 'off' ? undefined : await measureRealVocab({ size: realVocabSize as QwenShapedSize, maxTokens: MAX_TOKENS, repeats: REPEATS, log });
 
+  // Speculative decoding by prompt lookup (issue 35): the copying fixture and two that never copy, on and off, at 1 and 8 streams.
+  const speculative = await measureSpeculative({ streams: [1, 8], repeats: REPEATS, maxTokens: MAX_TOKENS, log });
+
   const bandwidth = copyBandwidth();
   const bound = bandwidth / weightBytes;
   const batch1 = tput[1].perStreamDecode;
@@ -465,6 +470,7 @@ async function main() {
     peers: { llama_cpp: llamaCpp },
     vs_llama_cpp: vsLlamaCpp,
     ...(realVocab ? { real_vocab: realVocab } : {}),
+    speculative,
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(directTimes)), overhead: round(pairedOverhead, 4), pairs: http.length },
     grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },
@@ -493,6 +499,8 @@ async function main() {
       'grammar masking < 10% of a bench-model step (batch 1 and 8)': grammarMask[0]!.fraction_of_bench_step[1] < 0.1 && grammarMask[0]!.fraction_of_bench_step[8] < 0.1,
       // Issue 30: on a real vocabulary (real_vocab), per-row host time and q4 against llama.cpp's Q4_0 (null: a figure is missing).
       ...realVocab?.targets,
+      // Issue 35: speculative decoding's targets (speculative.ts).
+      ...speculative.targets,
     },
   });
   writeFileSync(join(BENCH, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -534,6 +542,7 @@ async function main() {
   console.log(JSON.stringify(results, null, 2));
   console.log(`\n${llamaCppTable(llamaCpp, vsLlamaCpp)}`);
   if (realVocab) console.log(`\n${realVocabTable(realVocab)}`);
+  console.log(`\n${speculativeTable(speculative)}`);
 }
 
 await main();
