@@ -9,6 +9,7 @@ import { StepCost } from './spec/step-cost.js';
 import { StepTimings } from './step-timings.js';
 import type { RowLogits } from './sampling/sampler.js';
 import { sampleRows, type RowToSample } from './sampling/step.js';
+import { HEAD_CANDIDATES } from './models/logits-head.js';
 import { yieldToEventLoop } from './yield.js';
 
 export interface SchedulerOptions {
@@ -280,6 +281,12 @@ export class Scheduler {
     const accepted = seq.drafts.accepted;
     seq.drafts.begin(draft);
     try {
+      const temperature = seq.normaliserTemperature;
+      if (temperature !== null && !this.opts.wholeRows && !seq.wantsWholeRow(HEAD_CANDIDATES)) {
+        const t1 = performance.now();
+        await logits.prefetch(draft.map((_, k) => k).concat(draft.length), temperature);
+        this.timings.lap('logits', t1);
+      }
       for (; ; j++) {
         finished = (await sampleRows([{ seq, logits, index: j }], this.timings, (s, row) => this.advance(s, row), this.opts.wholeRows)).has(seq);
         if (finished || j === draft.length || seq.lastToken !== draft[j]) break;
