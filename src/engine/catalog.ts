@@ -27,6 +27,8 @@ export const catalogEntrySchema = z.object({
   reasoning: z.enum(['think', 'none']).optional(),
   /** Overrides the server's `--speculative` for this model. */
   speculative: z.enum(SPECULATIVE_MODES).optional(),
+  /** Another entry's id: a small model of the same tokenizer that drafts for this one. */
+  draft: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'ids look like svc/<name>').optional(),
 });
 
 /** What `source` says of an upstream entry (it has no files). */

@@ -40,6 +40,8 @@ const ALL_TASKS: ModelTask[] = ['chat', 'completion', 'embedding', 'rerank'];
 export function createEngine(backend: Backend, options: EngineOptions = {}): EngineApi {
   if (backend.loadXGrammar) setXGrammarLoader(backend.loadXGrammar);
   const hosts = new Map<string, ModelHost>();
+  // A model's draft is another catalog entry, looked up when the model loads.
+  const hostOptions = { ...options, entryOf: (id: string) => hosts.get(id)?.entry };
   /** Removed models still finishing their requests in flight. */
   const retiring = new Set<ModelHost>();
 
@@ -59,7 +61,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
   return {
     async load(entries: CatalogEntry[]) {
       for (const entry of entries) {
-        if (!hosts.has(entry.id)) hosts.set(entry.id, new ModelHost(entry, backend, options));
+        if (!hosts.has(entry.id)) hosts.set(entry.id, new ModelHost(entry, backend, hostOptions));
       }
     },
 
@@ -165,7 +167,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
 
     async add(entry: CatalogEntry) {
       if (hosts.has(entry.id)) throw new EngineError('invalid_value', `The model \`${entry.id}\` already exists`, 'id');
-      const host = new ModelHost(entry, backend, options);
+      const host = new ModelHost(entry, backend, hostOptions);
       hosts.set(entry.id, host);
       return host.state();
     },

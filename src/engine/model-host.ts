@@ -13,6 +13,7 @@ import type { EngineOptions } from './options.js';
 import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
 import { DEFAULT_SPECULATIVE } from './spec/draft-policy.js';
+import { DraftModel } from './spec/draft-model.js';
 import { releaseGrammars } from './structured/index.js';
 import { TextCodec } from './text/codec.js';
 import { PairEncoder } from './text/pairs.js';
@@ -32,11 +33,15 @@ export interface LoadedModel {
   pairs?: PairEncoder;
   /** What this device needed to run the graph right (the adapter's self-check), for /status and the load log. */
   workarounds?: string[];
+  /** The model that drafts for this one (speculative decoding), where its entry names one. */
+  drafter?: DraftModel;
 }
 
 export interface HostOptions extends EngineOptions {
   /** Fetches hub sources; without it only local folders load. */
   hub?: HubFetcher;
+  /** Another catalog entry by id (a model's `draft`). */
+  entryOf?: (id: string) => CatalogEntry | undefined;
 }
 
 /**
@@ -181,6 +186,7 @@ export class ModelHost {
 
   async #release(m: LoadedModel): Promise<void> {
     await m.lm?.dispose().catch(() => undefined);
+    await m.drafter?.lm.dispose().catch(() => undefined);
     await m.encoder?.dispose().catch(() => undefined);
     await m.scorer?.dispose().catch(() => undefined);
     await releaseGrammars(m.codec).catch(() => undefined); // structured outputs
@@ -269,9 +275,35 @@ export class ModelHost {
     const check = fused ? await this.backend.fusedAttentionWorkarounds?.() : undefined;
     const maxBatch = check?.oneRowPerRun ? 1 : undefined;
     const prefillChunk = check?.maxNewTokens;
-    const speculative = entry.speculative ?? this.opts.speculative ?? DEFAULT_SPECULATIVE;
-    const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk, wholeRows: this.opts.sampleFrom === 'whole-rows', speculative });
-    return { codec, lm, scheduler, thinks, workarounds: check?.applied.length ? check.applied : undefined };
+    const speculative = entry.speculative ?? this.opts.speculative ?? (entry.draft ? 'draft' : DEFAULT_SPECULATIVE);
+    let drafter: DraftModel | undefined;
+    try {
+      drafter = speculative === 'draft' && entry.draft ? await this.#loadDrafter(entry, entry.draft, lm, codec) : undefined;
+    } catch (e) {
+      await lm.dispose().catch(() => undefined);
+      throw e;
+    }
+    const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk, wholeRows: this.opts.sampleFrom === 'whole-rows', speculative, drafter });
+    return { codec, lm, scheduler, thinks, drafter, workarounds: check?.applied.length ? check.applied : undefined };
+  }
+
+  /** The draft model a catalog entry names: another text entry's files, loaded beside the target, whose tokenizer must be the target's. */
+  async #loadDrafter(entry: CatalogEntry, id: string, target: CausalLM, codec: TextCodec): Promise<DraftModel> {
+    const draft = this.opts.entryOf?.(id);
+    if (!draft || (draft.task !== 'chat' && draft.task !== 'completion') || draft.upstream) {
+      throw new Error(`${entry.id}: its draft model ${id} is not a local text model of the catalog`);
+    }
+    let folder = draft.source;
+    if (isHubId(folder)) {
+      if (!this.opts.hub) throw new Error(`${entry.id}: its draft model ${id} is a hub repo, and this runtime downloads none`);
+      folder = await this.opts.hub.fetch(draft, this.backend.device, () => undefined);
+    }
+    const draftCodec = await TextCodec.load(folder, { localOnly: true, files: this.backend });
+    const probe = 'Speculative decoding: the draft and the target share one tokenizer, 123 ünïcode ✓';
+    if (draftCodec.encodeText(probe).join() !== codec.encodeText(probe).join()) {
+      throw new Error(`${entry.id}: its draft model ${id} has another tokenizer (the same text encodes to other tokens)`);
+    }
+    return new DraftModel(await CausalLM.load(this.backend, folder, draft, { headTopK: this.opts.headTopK }), target.vocabSize);
   }
 }
 

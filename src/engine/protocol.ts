@@ -36,8 +36,10 @@ export interface CatalogEntry {
   upstream?: UpstreamSpec;
   /** Whether the model thinks in `<think>` blocks, overriding what its files say (see engine/thinking/tags.ts). */
   reasoning?: 'think' | 'none';
-  /** Speculative decoding for this model, overriding the server's `--speculative`: 'ngram' (prompt lookup) or 'off'. */
+  /** Speculative decoding for this model, overriding the server's `--speculative`: 'ngram' (prompt lookup), 'draft' (its `draft` model) or 'off'. */
   speculative?: SpeculativeMode;
+  /** A small model of the same tokenizer (another catalog entry's id) that drafts for this one; speculation is then 'draft' unless said otherwise. */
+  draft?: string;
 }
 
 export interface ModelState {

@@ -6,6 +6,7 @@ import type { CausalLM } from './models/causal-lm.js';
 import type { Sequence } from './sequence.js';
 import type { SpeculativeMode } from './spec/draft-policy.js';
 import { StepCost } from './spec/step-cost.js';
+import type { DraftModel } from './spec/draft-model.js';
 import { StepTimings } from './step-timings.js';
 import type { RowLogits } from './sampling/sampler.js';
 import { sampleRows, type RowToSample } from './sampling/step.js';
@@ -22,6 +23,8 @@ export interface SchedulerOptions {
   wholeRows?: boolean;
   /** Speculative decoding: drafts by prompt lookup, verified in one step, while one sequence runs (default off). */
   speculative?: SpeculativeMode;
+  /** The draft model where `speculative` is 'draft' (without one, drafts come from prompt lookup). */
+  drafter?: DraftModel;
 }
 
 export interface SchedulerStats {
@@ -115,6 +118,7 @@ export class Scheduler {
   private dropSeqKv(seq: Sequence): void {
     this.lm.release(seq.kv);
     seq.kv = null;
+    this.opts.drafter?.forget(seq.id);
   }
 
   private dropBatchKv(): void {
@@ -235,12 +239,14 @@ export class Scheduler {
       await this.repack(this.batch, joining);
     }
     const alone = this.batch.length === 1 && this.speculates;
+    const started = performance.now();
     if (alone) {
       const seq = this.batch[0]!;
-      const draft = seq.drafts.next(seq.history, seq.draftRoom, this.stepCost);
-      if (draft.length) return this.verifyStep(seq, draft);
+      const drafter = this.opts.speculative === 'draft' ? this.opts.drafter : undefined;
+      const length = drafter ? seq.drafts.plan(seq.draftRoom, this.stepCost) : 0;
+      const draft = drafter ? (length ? await drafter.propose(seq.id, seq.history, length) : []) : seq.drafts.next(seq.history, seq.draftRoom, this.stepCost);
+      if (draft.length) return this.verifyStep(seq, draft, started);
     }
-    const started = performance.now();
     const { logits, kv } = await this.lm.decode(
       this.batch.map((s) => s.lastToken),
       this.batchKv!,
@@ -269,8 +275,7 @@ export class Scheduler {
    * stop strings and logprobs see each token as in a plain step. The cache keeps the accepted
    * tokens only.
    */
-  private async verifyStep(seq: Sequence, draft: number[]): Promise<void> {
-    const started = performance.now();
+  private async verifyStep(seq: Sequence, draft: number[], started: number): Promise<void> {
     const { logits, kv } = await this.lm.verify([seq.lastToken, ...draft], this.batchKv!, this.timings);
     this.batchKv = kv;
     this.timings.steps++;
@@ -312,7 +317,9 @@ export class Scheduler {
     const t1 = performance.now();
     const kv = this.batchKv!;
     for (const [r, s] of this.batch.entries()) {
-      if (done.has(s)) await this.remember(s.fedTokens, () => this.lm.rowToHost(kv, r));
+      if (!done.has(s)) continue;
+      await this.remember(s.fedTokens, () => this.lm.rowToHost(kv, r));
+      this.opts.drafter?.forget(s.id);
     }
     this.timings.lap('prefix_cache', t1);
     await this.repack(this.batch.filter((s) => !done.has(s)), []);
@@ -373,7 +380,10 @@ export class Scheduler {
     for (const s of [...this.waiting, ...this.joining]) if (s.cancelled) this.dropSeqKv(s);
     this.waiting = this.waiting.filter((s) => !s.cancelled);
     this.joining = this.joining.filter((s) => !s.cancelled);
-    for (const s of gone) s.fail(new EngineError('cancelled', 'the request was cancelled'));
+    for (const s of gone) {
+      this.opts.drafter?.forget(s.id);
+      s.fail(new EngineError('cancelled', 'the request was cancelled'));
+    }
     if (this.batch.some(cancelled)) await this.repack(this.batch.filter((s) => !s.cancelled), []);
   }
 }

@@ -42,11 +42,12 @@ describe('hearth serve flags', () => {
     }
   });
 
-  it('take --speculative off or ngram, and refuse anything else naming the choices', () => {
+  it('take --speculative off, ngram or draft, and refuse anything else naming the choices', () => {
     expect(serveOptions(['--speculative', 'off'], io())).toMatchObject({ speculative: 'off' });
     expect(serveOptions(['--speculative', 'ngram'], io())).toMatchObject({ speculative: 'ngram' });
+    expect(serveOptions(['--speculative', 'draft'], io())).toMatchObject({ speculative: 'draft' });
     expect(serveOptions([], io())!.speculative).toBeUndefined();
-    expect(() => serveOptions(['--speculative', 'eagle'], io())).toThrow('--speculative must be one of off, ngram (got "eagle")');
+    expect(() => serveOptions(['--speculative', 'eagle'], io())).toThrow('--speculative must be one of off, ngram, draft (got "eagle")');
   });
 
   it('refuse a thread count that is not a whole number of at least 1, naming the flag', () => {

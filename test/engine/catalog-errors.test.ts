@@ -42,6 +42,11 @@ describe('catalog entries', () => {
     expect(problems({ models: [entry({ speculative: 'always' })] })).toMatch(/svc\/mine.*speculative/);
   });
 
+  it('may name a draft model by its catalog id', () => {
+    expect(parse({ models: [entry({ draft: 'svc/small' })] })[0]!.draft).toBe('svc/small');
+    expect(problems({ models: [entry({ draft: './small' })] })).toMatch(/svc\/mine.*draft/);
+  });
+
   it('errors name the entry by its id and each field at fault, in words, on one line', () => {
     const msg = problems({
       models: [entry(), entry({ id: 'svc/broken', task: 'chatty', context_length: -5, dtype: { tpu: 'fp32', cpu: 8 }, price: undefined })],

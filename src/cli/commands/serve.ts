@@ -28,7 +28,8 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --max-generations N    generations one request may start, prompts × n (default 128)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
   --speculative S        ngram (default: drafts by prompt lookup while one request
-                         runs) or off; a catalog entry's "speculative" overrides it
+                         runs), draft (a catalog entry's draft model, prompt lookup
+                         where it names none) or off; an entry's "speculative" overrides it
   --threads N            CPU threads of each graph run (default: onnxruntime's, one per core)
   --metrics-key K        GET /metrics then needs "Authorization: Bearer K" (default: open)
   --log-level L          JSON logs on stdout: debug, info (default), warn, error, silent

@@ -8,10 +8,10 @@
 import { DEFAULT_LOOKUP, lookupDraft } from './prompt-lookup.js';
 import type { StepCost } from './step-cost.js';
 
-/** How speculation is chosen: `off`, or drafts by prompt lookup (`ngram`). */
-export type SpeculativeMode = 'off' | 'ngram';
+/** How speculation is chosen: `off`, drafts by prompt lookup (`ngram`), or by a draft model (`draft`: a catalog entry's `draft`; prompt lookup for models without one). */
+export type SpeculativeMode = 'off' | 'ngram' | 'draft';
 
-export const SPECULATIVE_MODES: readonly SpeculativeMode[] = ['off', 'ngram'];
+export const SPECULATIVE_MODES: readonly SpeculativeMode[] = ['off', 'ngram', 'draft'];
 
 /** Where neither the catalog entry nor the server says. */
 export const DEFAULT_SPECULATIVE: SpeculativeMode = 'ngram';
@@ -45,21 +45,26 @@ export class DraftPolicy {
     return (this.hits + 1) / (this.hits + this.cuts + 2);
   }
 
-  /** The draft for the next step (empty: a plain decode step), at most `room` tokens; `cost` sets its length (absent: the longest). */
+  /** The prompt-lookup draft for the next step (empty: a plain decode step), at most `room` tokens; `cost` sets its length (absent: the longest). */
   next(history: readonly number[], room: number, cost?: StepCost): number[] {
+    const length = this.plan(room, cost);
+    return length > 0 ? lookupDraft(history, length, DEFAULT_LOOKUP) : [];
+  }
+
+  /** How many tokens to draft for the next step (0: a plain decode step), at most `room`. */
+  plan(room: number, cost?: StepCost): number {
     if (this.pause > 0) {
       this.pause--;
-      return [];
+      return 0;
     }
     const most = Math.min(MAX_DRAFT, room);
-    let length = this.probe ? Math.min(PROBE_DRAFT, most) : (cost?.bestDraft(this.acceptance, most) ?? most);
+    const length = this.probe ? Math.min(PROBE_DRAFT, most) : (cost?.bestDraft(this.acceptance, most) ?? most);
     if (length === 0 && most > 0) {
       // Not worth it at the acceptance seen so far: wait, then probe with a short draft.
       this.pause = Math.min(MAX_PAUSE, 2 ** ++this.misses);
       this.probe = true;
-      length = 0;
     }
-    return length > 0 ? lookupDraft(history, length, DEFAULT_LOOKUP) : [];
+    return length;
   }
 
   /** A verify step of `draft` starts: took() then hears each token sampled in it. */
