@@ -15,6 +15,7 @@ import { fixtures } from '../../helpers/fixtures.js';
 
 const COPY = 'svc/copy';
 const TINY = 'svc/tiny';
+const THINK = 'svc/think';
 const sampling = (more: Partial<SamplingParams> = {}): SamplingParams => ({
   temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
   stop: [], stop_token_ids: [], ignore_eos: false, logprobs: -1, max_tokens: 80, ...more,
@@ -26,7 +27,8 @@ const entry = (id: string, source: string, more: Partial<CatalogEntry> = {}): Ca
 
 async function engineWith(mode: SpeculativeMode | undefined, kvCacheMb = 0): Promise<EngineApi> {
   const engine = createEngine(nodeBackend('cpu'), { kvCacheMb, ...(mode ? { speculative: mode } : {}) });
-  await engine.load([entry(COPY, join(await exportFixtures(), 'qwen3-copy-export'), { reasoning: 'none' }), entry(TINY, join(await fixtures(), 'tiny-chat'))]);
+  const exportsDir = await exportFixtures();
+  await engine.load([entry(COPY, join(exportsDir, 'qwen3-copy-export'), { reasoning: 'none' }), entry(TINY, join(await fixtures(), 'tiny-chat')), entry(THINK, join(exportsDir, 'qwen3-think-export'))]);
   for (let i = 0; i < 600 && (await engine.models()).some((m) => m.status === 'starting'); i++) await new Promise((r) => setTimeout(r, 50));
   for (const m of await engine.models()) if (m.status !== 'ready') throw new Error(`${m.id}: ${m.status} ${m.detail ?? ''}`);
   return engine;
@@ -140,6 +142,15 @@ describe('speculative decoding in the engine', () => {
       expect((await ask(on, TINY, LOOPY, s)).token_ids, `seed ${seed}`).toEqual((await ask(off, TINY, LOOPY, s)).token_ids);
     }
   }, 300_000);
+
+  it('leaves n generations of one prompt and a reasoning model’s split as they are without it', async () => {
+    const s = sampling({ temperature: 0.8, seed: 5, max_tokens: 24 });
+    const together = async (e: EngineApi) => (await Promise.all([1, 2, 3].map(() => ask(e, TINY, LOOPY, s)))).map((r) => r.token_ids);
+    expect(await together(on)).toEqual(await together(off));
+    const [a, b] = [await ask(on, THINK, 'Hello there', sampling()), await ask(off, THINK, 'Hello there', sampling())];
+    expect({ ids: a.token_ids, thinking: a.thinking, reasoning: a.reasoning_tokens }).toEqual({ ids: b.token_ids, thinking: b.thinking, reasoning: b.reasoning_tokens });
+    expect(a.reasoning_tokens).toBeGreaterThan(0);
+  });
 
   it('rolls the cache back: after rejected drafts, a prefix-cache hit on the reply equals the same prompt run alone', async () => {
     const cached = await engineWith(undefined, 64);
