@@ -94,6 +94,8 @@ interface HearthSpec {
   round_cap_s: number;
   /** The engine's sampleFrom: 'whole-rows' reads every row whole (the path before the sampling head). */
   sample_from?: 'candidates' | 'whole-rows';
+  /** Speculative decoding (default off: the other sections are read against the graph alone, step for step). */
+  speculative?: 'off' | 'ngram';
 }
 interface TransformersSpec {
   kind: 'transformers_js';
@@ -149,7 +151,7 @@ async function hearthSection(s: HearthSpec, partial: (figures: object) => void):
   const { modelsSettled } = await import('../src/runtime.js');
   const { perRow } = await import('./step-breakdown.js');
   const device = s.target === 'cpu' ? 'cpu' : 'webgpu';
-  const engine = createEngine(nodeBackend(device, { kvOnDevice: s.target !== 'webgpu_kv_host' }), { kvCacheMb: 0, speculative: 'off', ...(s.sample_from ? { sampleFrom: s.sample_from } : {}) });
+  const engine = createEngine(nodeBackend(device, { kvOnDevice: s.target !== 'webgpu_kv_host' }), { kvCacheMb: 0, speculative: s.speculative ?? 'off', ...(s.sample_from ? { sampleFrom: s.sample_from } : {}) });
   const model = 'bench/model';
   const t0 = performance.now();
   await engine.load([{
@@ -214,7 +216,10 @@ async function hearthSection(s: HearthSpec, partial: (figures: object) => void):
     log(`  ${streams} stream(s): ${f.aggregate_tokens_per_s} tok/s aggregate, ${f.per_stream_decode_tokens_per_s} tok/s decode per stream, TTFT ${f.ttft_ms} ms (${f.rounds} round(s)); host ${f.step_breakdown.host_ms_per_row} ms a row (${f.step_breakdown.host_ms_per_row_without_head} without the sampling head's run), ${JSON.stringify(f.step_breakdown.phases_ms_per_row)}`);
   }
   const stats = (await engine.stats?.())?.models[0];
-  figures.engine = { kv_device_reads: stats?.kv_device_reads, decode_steps: stats?.decode_steps, decode_rows: stats?.decode_rows, step_ms: stats?.step_ms };
+  figures.engine = {
+    kv_device_reads: stats?.kv_device_reads, decode_steps: stats?.decode_steps, decode_rows: stats?.decode_rows, step_ms: stats?.step_ms,
+    spec_drafted_tokens: stats?.spec_drafted_tokens, spec_accepted_tokens: stats?.spec_accepted_tokens,
+  };
   await engine.dispose();
   return figures;
 }
@@ -508,6 +513,8 @@ const plan: [Record<string, unknown>, string, string, ChildSpec | (() => ChildSp
   [Q.hearth, 'webgpu_kv_device', 'qwen_hearth_webgpu_kv_device', hearth(qwenFolder, 'q4f16', 'webgpu_kv_device', q), 150],
   [Q.graph_alone, 'webgpu', 'qwen_graph_webgpu', graphRate('webgpu'), 90],
   [Q.head_forms, 'webgpu', 'qwen_head_webgpu', headRate('webgpu'), 90],
+  // Speculative decoding by prompt lookup at one stream (issue 35), beside the same section without it above.
+  [Q.hearth, 'webgpu_kv_device_speculative', 'qwen_hearth_webgpu_speculative', { ...hearth(qwenFolder, 'q4f16', 'webgpu_kv_device', q, [1]), speculative: 'ngram' }, 90],
   [Q.pytorch, 'gpu', 'qwen_pytorch', pytorch, 180],
   [Q.transformers_js, 'webgpu', 'qwen_transformers_js_webgpu', tjs('webgpu'), 120],
   [Q.hearth, 'cpu', 'qwen_hearth_cpu', hearth(qwenFolder, 'q4f16', 'cpu', q, [1, 8]), 120],
