@@ -1,5 +1,5 @@
 // Speculative decoding changes how many graph runs a reply takes, never the reply: on every
-// text fixture (plain and fused graphs, every dtype the exports hold), greedy output with
+// text fixture of the tests (plain and fused graphs, every dtype the exports hold), greedy output with
 // prompt lookup on is token for token what it is with it off, alone and batched, and the
 // verify steps really ran (drafts were made, and some were accepted).
 import { join } from 'node:path';
@@ -73,13 +73,8 @@ async function compare(entry: CatalogEntry) {
 describe('greedy output with prompt lookup on equals it off', () => {
   const accepted: number[] = [];
 
-  it.each([
-    ['tiny-chat', 'fp32'],
-    ['bench-chat', 'fp32'],
-    ['bench-chat-genai', 'fp32'],
-    ['bench-chat-q4-b32', 'q4'],
-  ])('%s %s', async (name, dtype) => {
-    accepted.push((await compare(plainEntry(name, dtype))).specAccepted);
+  it('tiny-chat fp32', async () => {
+    accepted.push((await compare(plainEntry('tiny-chat'))).specAccepted);
   }, 120_000);
 
   it.each(EXPORT_VARIANTS)('%s %s', async (name, dtype) => {
