@@ -242,9 +242,7 @@ export class Scheduler {
     const started = performance.now();
     if (alone) {
       const seq = this.batch[0]!;
-      const drafter = this.opts.speculative === 'draft' ? this.opts.drafter : undefined;
-      const length = drafter ? seq.drafts.plan(seq.draftRoom, this.stepCost) : 0;
-      const draft = drafter ? (length ? await drafter.propose(seq.id, seq.history, length) : []) : seq.drafts.next(seq.history, seq.draftRoom, this.stepCost);
+      const draft = await this.draftFor(seq);
       if (draft.length) return this.verifyStep(seq, draft, started);
     }
     const { logits, kv } = await this.lm.decode(
@@ -263,6 +261,14 @@ export class Scheduler {
     }
     if (alone) this.stepCost.record(1, performance.now() - started);
     await this.leave(done);
+  }
+
+  /** The next draft of a lone sequence: from the draft model where one drafts, else by prompt lookup (empty: a plain step). */
+  private async draftFor(seq: Sequence): Promise<number[]> {
+    const drafter = this.opts.speculative === 'draft' ? this.opts.drafter : undefined;
+    if (!drafter) return seq.drafts.next(seq.history, seq.draftRoom, this.stepCost);
+    const length = seq.drafts.plan(seq.draftRoom, this.stepCost);
+    return length ? drafter.propose(seq.id, seq.history, length) : [];
   }
 
   /**
