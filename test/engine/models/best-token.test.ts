@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
-import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, addBestToken, type BestTokenForm } from '../../../src/engine/models/best-token.js';
+import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, addBestToken, blocking, type BestTokenForm } from '../../../src/engine/models/best-token.js';
 import { decoderEdit } from '../../../src/engine/models/decoder-edits.js';
 import { createModelSession } from '../../../src/engine/models/files.js';
 import { decodeModelProto, encodeModelProto } from '../../../src/onnx/model-proto.js';
@@ -50,10 +50,14 @@ describe("each position's best token beside the logits", () => {
     }
   });
 
-  const cases: [string, number, BestTokenForm][] = [['float32', 17, 'argmax'], ['float16', 17, 'argmax'], ['float16', 18, 'argmax'], ['float32', 17, 'least-id'], ['float16', 17, 'least-id'], ['float16', 18, 'least-id']];
-  for (const [type, opset, form] of cases as [('float32' | 'float16'), number, BestTokenForm][]) {
-    it(`takes the lowest id among equal maxima (${type} logits, opset ${opset}, ${form})`, async () => {
-      const vocab = 151_936;
+  // 151,936 (Qwen) splits into blocks of 128; 50,021 (a prime) is padded to whole blocks.
+  const cases: [string, number, BestTokenForm, number][] = [
+    ['float32', 17, 'argmax', 151_936], ['float16', 17, 'argmax', 151_936], ['float16', 18, 'argmax', 151_936],
+    ['float32', 17, 'least-id', 151_936], ['float16', 17, 'least-id', 151_936], ['float16', 18, 'least-id', 151_936],
+    ['float32', 17, 'least-id', 50_021], ['float16', 18, 'least-id', 50_021],
+  ];
+  for (const [type, opset, form, vocab] of cases as [('float32' | 'float16'), number, BestTokenForm, number][]) {
+    it(`takes the lowest id among equal maxima (${type} logits, opset ${opset}, ${form}, vocabulary ${vocab})`, async () => {
       const g = new GraphBuilder('logits_only');
       const onnxType = type === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT;
       g.output('logits', g.input('x', onnxType, ['batch', 'positions', vocab]), onnxType, ['batch', 'positions', vocab]);
@@ -74,6 +78,12 @@ describe("each position's best token beside the logits", () => {
       await session.release();
     });
   }
+
+  it('splits a row into blocks near its square root, padding only where the vocabulary has no such divisor', () => {
+    expect(blocking(151_936)).toEqual({ size: 128, blocks: 1187, pad: 0 });
+    expect(blocking(512)).toEqual({ size: 32, blocks: 16, pad: 0 });
+    expect(blocking(50_021)).toEqual({ size: 256, blocks: 196, pad: 155 });
+  });
 
   it('leaves a graph without a logits output alone', () => {
     const g = new GraphBuilder('no_logits');
