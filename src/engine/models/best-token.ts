@@ -59,34 +59,33 @@ export function addBestToken(model: ModelProto, form: BestTokenForm): string | n
     return name;
   };
   // From opset 18 a reduction takes its axes as an input, before as an attribute.
-  const reduce = (op: 'ReduceMax' | 'ReduceMin', x: string, axis: number, output = fresh(op)): string =>
-    opset >= 18
-      ? node(op, [x, int64s('axis', [axis])], output, [{ name: 'keepdims', type: 2, i: 1 }])
-      : node(op, [x], output, [{ name: 'axes', type: 7, ints: [axis] }, { name: 'keepdims', type: 2, i: 1 }]);
-  const reshape = (x: string, dims: number[], output = fresh('reshaped')): string => node('Reshape', [x, int64s('shape', dims)], output);
+  const reduce = (op: 'ReduceMax' | 'ReduceMin', x: string, { keep = true, output = fresh(op) } = {}): string => {
+    const keepdims = { name: 'keepdims', type: 2, i: keep ? 1 : 0 };
+    return opset >= 18 ? node(op, [x, int64s('axis', [-1])], output, [keepdims]) : node(op, [x], output, [{ name: 'axes', type: 7, ints: [-1] }, keepdims]);
+  };
+  const reshape = (x: string, dims: number[]): string => node('Reshape', [x, int64s('shape', dims)], fresh('reshaped'));
 
   const toFloat = [{ name: 'to', type: 2, i: DataType.FLOAT }];
   const x = type === DataType.FLOAT16 ? node('Cast', ['logits'], fresh('logits_float'), toFloat) : 'logits';
   if (form === 'argmax') {
-    reduce('ReduceMax', x, -1, BEST_LOGIT_OUTPUT);
+    reduce('ReduceMax', x, { output: BEST_LOGIT_OUTPUT });
     const at = node('ArgMax', [x], fresh('argmax'), [{ name: 'axis', type: 2, i: -1 }, { name: 'keepdims', type: 2, i: 1 }]);
     node('Cast', [at], BEST_ID_OUTPUT, toFloat);
   } else {
-    // Each row viewed as [blocks, size]: a reduction first within every block, then over the
-    // blocks (onnxruntime's WebGPU reductions give a row to one workgroup, which walked all
-    // 151,936 logits alone: about 1.3 ms a step on an H200). Padding, if any, is −∞.
+    // Each row viewed as [blocks, size]: a reduction within every block, then one over the
+    // blocks. onnxruntime's WebGPU reductions give each output one workgroup, so one reduction
+    // over a whole row leaves all of a 151,936-wide row to a single workgroup. Padding, if any, is −∞.
     const { size, blocks, pad } = blocking(vocab);
     const padded = pad ? node('Pad', [x, int64s('pads', [0, 0, 0, 0, 0, pad]), floats('pad_value', Float32Array.of(-Infinity), [])], fresh('padded')) : x;
     const x4 = reshape(padded, [0, 0, blocks, size]);
-    const max = reduce('ReduceMax', reduce('ReduceMax', x4, -1), -2);
-    reshape(max, [0, 0, 1], BEST_LOGIT_OUTPUT);
-    // The least id at the maximum: within each block its least offset there (∞ where none), plus the block's first id.
+    const max = reduce('ReduceMax', reduce('ReduceMax', x4, { keep: false }), { output: BEST_LOGIT_OUTPUT });
+    // The least id at the maximum: each block's least offset there (∞ where none) plus the block's first id, least over the blocks.
     const offsets = floats('offsets', Float32Array.from({ length: size }, (_, i) => i), [size]);
-    const starts = floats('block_starts', Float32Array.from({ length: blocks }, (_, b) => b * size), [blocks, 1]);
+    const starts = floats('block_starts', Float32Array.from({ length: blocks }, (_, b) => b * size), [blocks]);
     const none = floats('no_id', Float32Array.of(Infinity), []);
-    const atMax = node('Where', [node('Equal', [x4, max], fresh('is_max')), offsets, none], fresh('offsets_at_max'));
-    const ids = node('Add', [reduce('ReduceMin', atMax, -1), starts], fresh('ids_at_max'));
-    reshape(reduce('ReduceMin', ids, -2), [0, 0, 1], BEST_ID_OUTPUT);
+    const atMax = node('Where', [node('Equal', [x4, reshape(max, [0, 0, 1, 1])], fresh('is_max')), offsets, none], fresh('offsets_at_max'));
+    const ids = node('Add', [reduce('ReduceMin', atMax, { keep: false }), starts], fresh('ids_at_max'));
+    reduce('ReduceMin', ids, { output: BEST_ID_OUTPUT });
   }
   graph.node = [...(graph.node ?? []), ...added];
   const shape = { dim: [dims[0] ?? { dim_param: 'batch_size' }, dims[1] ?? { dim_param: 'sequence_length' }, { dim_value: 1 }] };
@@ -97,15 +96,17 @@ export function addBestToken(model: ModelProto, form: BestTokenForm): string | n
 }
 
 /**
- * A row of `vocab` logits as `blocks` blocks of `size`: a divisor of the vocabulary near its
- * square root (both reductions then short), else blocks of a power of two with `pad` more.
+ * A row of `vocab` logits as `blocks` blocks of `size`: about 128 blocks (a GPU's worth of
+ * workgroups, each with a short walk), by a divisor of the vocabulary where one is near, else
+ * 128 blocks with `pad` more logits. A row below 8,192 stays one block: one workgroup walks it
+ * quickly, and SwiftShader, where the tests run WebGPU, pays for every workgroup.
  */
 export function blocking(vocab: number): { size: number; blocks: number; pad: number } {
-  const root = Math.sqrt(vocab);
-  const far = (d: number) => Math.abs(Math.log(d / root));
-  let size = 0;
-  for (let d = 16; d <= 4096 && d <= vocab; d++) if (vocab % d === 0 && (size === 0 || far(d) < far(size))) size = d;
-  if (size === 0) size = 2 ** Math.min(10, Math.max(4, Math.round(Math.log2(root))));
-  const blocks = Math.ceil(vocab / size);
+  if (vocab < 8192) return { size: vocab, blocks: 1, pad: 0 };
+  const far = (b: number) => Math.abs(Math.log(b / 128));
+  let blocks = 0;
+  for (let b = 32; b <= 512 && b <= vocab; b++) if (vocab % b === 0 && (blocks === 0 || far(b) < far(blocks))) blocks = b;
+  if (blocks === 0) blocks = Math.min(128, vocab);
+  const size = Math.ceil(vocab / blocks);
   return { size, blocks, pad: blocks * size - vocab };
 }

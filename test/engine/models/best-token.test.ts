@@ -4,7 +4,7 @@
 // returned; on logits with ties the lowest id wins, under the opsets where a reduction takes
 // its axes as an attribute (below 18) and as an input, in both forms (ArgMax on the CPU, the
 // least id at the maximum elsewhere; test/engine/sampling/candidates-webgpu.test.ts runs the
-// latter's ops on WebGPU).
+// latter's ops on WebGPU, and this file the edit itself there, on rows long enough to be split into blocks).
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
@@ -18,6 +18,8 @@ import { halfToFloat } from '../../../src/engine/models/interface.js';
 import { floats, promptRows, rightPaddedFeeds } from '../../helpers/decoder-feeds.js';
 import { exportEntry, exportFixtures } from '../../helpers/exports.js';
 import { sortedFirst, tiedRows } from '../../helpers/head-rows.js';
+import { NODE_WEBGPU_SKIP } from '../../helpers/node-webgpu.js';
+import type { Backend } from '../../../src/backends/types.js';
 
 let fixtures: string;
 beforeAll(async () => {
@@ -50,39 +52,24 @@ describe("each position's best token beside the logits", () => {
     }
   });
 
-  // 151,936 (Qwen) splits into blocks of 128; 50,021 (a prime) is padded to whole blocks.
+  // 151,936 (Qwen) splits into 128 blocks; 50,021 (a prime) is padded to whole blocks.
   const cases: [string, number, BestTokenForm, number][] = [
     ['float32', 17, 'argmax', 151_936], ['float16', 17, 'argmax', 151_936], ['float16', 18, 'argmax', 151_936],
     ['float32', 17, 'least-id', 151_936], ['float16', 17, 'least-id', 151_936], ['float16', 18, 'least-id', 151_936],
     ['float32', 17, 'least-id', 50_021], ['float16', 18, 'least-id', 50_021],
   ];
   for (const [type, opset, form, vocab] of cases as [('float32' | 'float16'), number, BestTokenForm, number][]) {
-    it(`takes the lowest id among equal maxima (${type} logits, opset ${opset}, ${form}, vocabulary ${vocab})`, async () => {
-      const g = new GraphBuilder('logits_only');
-      const onnxType = type === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT;
-      g.output('logits', g.input('x', onnxType, ['batch', 'positions', vocab]), onnxType, ['batch', 'positions', vocab]);
-      const model = decodeModelProto(g.toBytes());
-      model.opset_import = [{ domain: '', version: opset }];
-      expect(addBestToken(model, form)).toBeNull();
-      // Through the backend, which feeds float16 as the binding reads it on Node 24.
-      const session = await backend.createSession(encodeModelProto(model));
-      const raw = tiedRows(3, vocab, 9);
-      const seen = type === 'float16' ? Float32Array.from(raw, (v) => halfToFloat(floatToHalf(v))) : raw;
-      const out = await session.run({ x: new backend.Tensor(type, type === 'float16' ? Uint16Array.from(raw, floatToHalf) : raw, [1, 3, vocab]) });
-      expect(out[BEST_ID_OUTPUT]!.dims).toEqual([1, 3, 1]);
-      for (let p = 0; p < 3; p++) {
-        const row = seen.subarray(p * vocab, (p + 1) * vocab);
-        const [id] = sortedFirst(row, 1);
-        expect([(out[BEST_ID_OUTPUT]!.data as Float32Array)[p], (out[BEST_LOGIT_OUTPUT]!.data as Float32Array)[p]]).toEqual([id, row[id!]]);
-      }
-      await session.release();
-    });
+    it(`takes the lowest id among equal maxima (${type} logits, opset ${opset}, ${form}, vocabulary ${vocab})`, () => expectLowestIdOfTies(backend, type, opset, form, vocab));
   }
 
-  it('splits a row into blocks near its square root, padding only where the vocabulary has no such divisor', () => {
-    expect(blocking(151_936)).toEqual({ size: 128, blocks: 1187, pad: 0 });
-    expect(blocking(512)).toEqual({ size: 32, blocks: 16, pad: 0 });
-    expect(blocking(50_021)).toEqual({ size: 256, blocks: 196, pad: 155 });
+  // Where the engine runs the least-id form: float32 logits (SwiftShader has no shader-f16).
+  it.skipIf(NODE_WEBGPU_SKIP).each([151_936, 50_021])('takes the lowest id among equal maxima on WebGPU (least-id, vocabulary %i)', (vocab) =>
+    expectLowestIdOfTies(nodeBackend('webgpu'), 'float32', 17, 'least-id', vocab), 120_000);
+
+  it('splits a long row into about 128 blocks, padding only where the vocabulary has no divisor near that', () => {
+    expect(blocking(151_936)).toEqual({ size: 1187, blocks: 128, pad: 0 });
+    expect(blocking(512)).toEqual({ size: 512, blocks: 1, pad: 0 });
+    expect(blocking(50_021)).toEqual({ size: 391, blocks: 128, pad: 27 });
   });
 
   it('leaves a graph without a logits output alone', () => {
@@ -91,3 +78,28 @@ describe("each position's best token beside the logits", () => {
     expect(addBestToken(decodeModelProto(g.toBytes()), 'argmax')).toBe('the graph has no logits output');
   });
 });
+
+/** A logits-only graph with the outputs added, run on rows where several ids share the maximum. */
+async function expectLowestIdOfTies(on: Backend, type: 'float32' | 'float16', opset: number, form: BestTokenForm, vocab: number): Promise<void> {
+  const g = new GraphBuilder('logits_only');
+  const onnxType = type === 'float16' ? TensorType.FLOAT16 : TensorType.FLOAT;
+  g.output('logits', g.input('x', onnxType, ['batch', 'positions', vocab]), onnxType, ['batch', 'positions', vocab]);
+  const model = decodeModelProto(g.toBytes());
+  model.opset_import = [{ domain: '', version: opset }];
+  expect(addBestToken(model, form)).toBeNull();
+  // Through the backend, which feeds float16 as the binding reads it on Node 24.
+  const session = await on.createSession(encodeModelProto(model));
+  try {
+    const raw = tiedRows(3, vocab, 9);
+    const seen = type === 'float16' ? Float32Array.from(raw, (v) => halfToFloat(floatToHalf(v))) : raw;
+    const out = await session.run({ x: new on.Tensor(type, type === 'float16' ? Uint16Array.from(raw, floatToHalf) : raw, [1, 3, vocab]) });
+    expect(out[BEST_ID_OUTPUT]!.dims).toEqual([1, 3, 1]);
+    for (let p = 0; p < 3; p++) {
+      const row = seen.subarray(p * vocab, (p + 1) * vocab);
+      const [id] = sortedFirst(row, 1);
+      expect([(out[BEST_ID_OUTPUT]!.data as Float32Array)[p], (out[BEST_LOGIT_OUTPUT]!.data as Float32Array)[p]]).toEqual([id, row[id!]]);
+    }
+  } finally {
+    await session.release();
+  }
+}
