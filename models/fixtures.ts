@@ -5,6 +5,7 @@ import { crossEncoderFixtureFiles, RERANK_EXPORTS, TINY_RERANK } from './bert/cr
 import { bertFixtureFiles } from './bert/fixture.js';
 import { EXPORT_FIXTURES, exportFixtureFiles } from './exports/fixtures.js';
 import { fusedLlamaGraph, genaiConfig } from './exports/fused-graph.js';
+import { smolvlmFixtureFiles } from './exports/smolvlm.js';
 import { designTinyEmbed } from './bert/tiny-embed.js';
 import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
 import { buildLlamaGraph } from './llama/graph.js';
@@ -94,6 +95,8 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   ...Object.fromEntries(EXPORT_FIXTURES.map((name) => [name, () => exportFixtureFiles(name, exportSeed(name))])),
   // Cross-encoders with the interfaces of ms-marco-MiniLM and bge-reranker (bert/cross-encoder.ts).
   ...Object.fromEntries(RERANK_FIXTURES.map((name, i) => [name, () => crossEncoderFixtureFiles(RERANK_EXPORTS[name]!, SEED + 100 + i)])),
+  // A vision-language model as onnx-community's SmolVLM exports (exports/smolvlm.ts).
+  'smolvlm-export': () => smolvlmFixtureFiles(SEED + 200),
 };
 
 /** The bench model's configuration and tokenizer with only a q4 file, quantized as `q4` says. */
