@@ -90,6 +90,7 @@ export class ModelHost {
       status: this.status,
       created: this.created,
       owned_by: owned_by ?? 'hearth',
+      input_modalities: ['text'],
       ...(this.detail ? { detail: this.detail } : {}),
       ...(this.loaded && task === 'chat' ? { tool_syntax: this.loaded.codec.toolSyntax } : {}),
       ...(this.loaded?.thinks ? { reasoning: 'think' as const } : {}),

@@ -60,7 +60,11 @@ export interface ModelState {
   reasoning?: 'think';
   /** What the device needed to run this graph right, found by its self-check at load (absent: nothing). */
   workarounds?: string[];
+  /** What a request may send it: ["text"] for every model the engine serves so far (absent: not known, e.g. an upstream's). */
+  input_modalities?: InputModality[];
 }
+
+export type InputModality = 'text' | 'image';
 
 /** How a checkpoint writes tool calls: Hermes/Qwen `<tool_call>` tags (also the fallback),
  * Llama 3.1/3.2 JSON with "parameters", Mistral `[TOOL_CALLS][…]`. */

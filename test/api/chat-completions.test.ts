@@ -93,16 +93,29 @@ describe('POST /v1/chat/completions with the stub engine', () => {
     });
   });
 
-  test('refuses image parts with a 400 naming the part', async () => {
-    const { post } = setup();
+  test('refuses an image part sent to a text-only model with a 400 naming the part and saying the model takes no images', async () => {
+    const { post, engine } = setup();
     const res = await post('/v1/chat/completions', {
       model: 'svc/tiny-chat',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'x' } }] }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } }] }],
     });
     expect(res.status).toBe(400);
     const body = await res.json();
-    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_value', param: 'messages[0].content[1].type' });
-    expect(body.error.message).toMatch(/image_url/);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', param: 'messages[0].content[1]' });
+    expect(body.error.message).toMatch(/'svc\/tiny-chat' takes no images/);
+    expect(engine.calls).toHaveLength(0);
+  });
+
+  test.each([
+    [{ type: 'image_url', image_url: {} }, 'messages[0].content[0].image_url.url'],
+    [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AA==', detail: 'huge' } }, 'messages[0].content[0].image_url.detail'],
+    [{ type: 'image_url' }, 'messages[0].content[0].image_url'],
+    [{ type: 'input_audio', input_audio: { data: 'AA==', format: 'wav' } }, 'messages[0].content[0].type'],
+  ])('refuses a malformed or unsupported part %j with a 400 naming %s', async (part, param) => {
+    const { post } = setup();
+    const res = await post('/v1/chat/completions', { model: 'svc/tiny-chat', messages: [{ role: 'user', content: [part] }] });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ type: 'invalid_request_error', param });
   });
 
   test('returns chat logprobs in OpenAI\'s shape from the stub engine\'s logprobs', async () => {

@@ -3,7 +3,7 @@ import { validateAgainst } from '../helpers/openapi.js';
 import { setup } from './harness.js';
 
 describe('GET /v1/models over the stub engine', () => {
-  test('lists every model with class, context_length, task and status', async () => {
+  test('lists every model with class, context_length, task, status and input_modalities', async () => {
     const { get } = setup();
     const body = await (await get('/v1/models')).json();
     expect(body.object).toBe('list');
@@ -18,6 +18,7 @@ describe('GET /v1/models over the stub engine', () => {
       context_length: 2048,
       task: 'chat',
       status: 'ready',
+      input_modalities: ['text'],
     });
     expect(body.data[3].status).toBe('starting');
     expect(validateAgainst('ListModelsResponse', body)).toEqual([]);

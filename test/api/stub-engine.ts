@@ -38,7 +38,7 @@ export const DEFAULT_TOKENS = ['Hello', ' world', '!'];
 export const EMBED_DIMS = 1536;
 
 export function stubModels(): ModelState[] {
-  const base = { created: 1_700_000_000, owned_by: 'hearth' };
+  const base = { created: 1_700_000_000, owned_by: 'hearth', input_modalities: ['text' as const] };
   return [
     { ...base, id: 'svc/tiny-chat', task: 'chat', class: '7B', context_length: 2048, status: 'ready' },
     { ...base, id: 'svc/tiny-embed', task: 'embedding', class: '7B', context_length: 512, status: 'ready' },

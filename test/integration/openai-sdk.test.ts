@@ -30,7 +30,19 @@ describe('the openai SDK against a real server', () => {
     const ids = page.data.map((m) => m.id);
     expect(ids).toEqual(expect.arrayContaining(['svc/tiny-chat', 'svc/tiny-embed']));
     const one = await client.models.retrieve('svc/tiny-chat');
-    expect(one).toMatchObject({ id: 'svc/tiny-chat', object: 'model', status: 'ready', task: 'chat' });
+    expect(one).toMatchObject({ id: 'svc/tiny-chat', object: 'model', status: 'ready', task: 'chat', input_modalities: ['text'] });
+  });
+
+  it('refuses an image part for a text-only model with a BadRequestError naming the part', async () => {
+    const err = await client.chat.completions
+      .create({
+        model: 'svc/tiny-chat',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in it?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }],
+      })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.param).toBe('messages[0].content[1]');
+    expect(err.message).toMatch(/takes no images/);
   });
 
   it('gets a greedy chat reply that ends with stop, the same every time', async () => {

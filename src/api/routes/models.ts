@@ -20,6 +20,8 @@ export function modelObject(m: ModelState) {
     ...(m.status === 'failed' && m.detail ? { status_detail: m.detail } : {}),
     // What the device needed to run the graph right (its self-check at load), where the page reads it.
     ...(m.workarounds ? { workarounds: m.workarounds } : {}),
+    // What a request may send it (["text"], or with "image"), where the engine knows.
+    ...(m.input_modalities ? { input_modalities: m.input_modalities } : {}),
   };
 }
 

@@ -8,19 +8,24 @@ import { REASONING_EFFORTS, thinkingKwargs } from '../reasoning/index.js';
 import { planTools, type ToolPlan } from '../tools/choice.js';
 import { responseFormatGrammar, responseFormatSchema, structuredFields, toolCall } from './structured.js';
 
-const contentPart = z.looseObject({ type: z.string(), text: z.unknown().optional() });
+const contentPart = z.looseObject({ type: z.string(), text: z.unknown().optional(), image_url: z.unknown().optional() });
 
-// Parts are joined into one string: the fixture models read text only, so any
-// other part (image_url, input_audio, file) is refused with a 400 naming it.
+const imageUrl = z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).nullish() });
+
+// Text parts are joined into one string. Image parts are checked here and refused per model
+// (toChatMessages); any other part (input_audio, file) is refused with a 400 naming it.
 const content = z.union([
   z.string(),
   z.array(contentPart).superRefine((parts, ctx) => {
     parts.forEach((p, i) => {
-      if (p.type !== 'text') {
+      if (p.type === 'image_url') {
+        const image = imageUrl.safeParse(p.image_url);
+        for (const issue of image.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [i, 'image_url', ...issue.path.map(String)], message: `An 'image_url' part needs an 'image_url' object with a string 'url' (and 'detail' auto, low or high): ${issue.message}` });
+      } else if (p.type !== 'text') {
         ctx.addIssue({
           code: 'custom',
           path: [i, 'type'],
-          message: `Content parts of type '${p.type}' are not supported; only 'text' parts are.`,
+          message: `Content parts of type '${p.type}' are not supported; only 'text' and 'image_url' parts are.`,
         });
       } else if (typeof p.text !== 'string') {
         ctx.addIssue({ code: 'custom', path: [i, 'text'], message: "A 'text' content part needs a string 'text'." });
@@ -81,8 +86,17 @@ function joinContent(v: z.output<typeof content> | undefined): string {
   return v.map((p) => p.text as string).join('');
 }
 
-/** The messages as chat templates take them; /tokenize renders them through this too, so its counts are chat's. */
-export function toChatMessages(list: z.output<typeof chatMessage>[]): ChatMessage[] {
+/**
+ * The messages as chat templates take them; /tokenize renders them through this too, so its
+ * counts are chat's. No model served takes images yet (every entry's input_modalities is
+ * ["text"]), so an image part is refused with the model's name and the part's path.
+ */
+export function toChatMessages(list: z.output<typeof chatMessage>[], model: string): ChatMessage[] {
+  list.forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    const j = m.content.findIndex((p) => p.type === 'image_url');
+    if (j >= 0) throw invalidRequest(`The model '${model}' takes no images (its input_modalities are ["text"]): send text parts only.`, `messages[${i}].content[${j}]`);
+  });
   return list.map((m, i) => {
     const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
     if (m.name != null) out.name = m.name;
@@ -97,7 +111,7 @@ export function toChatMessages(list: z.output<typeof chatMessage>[]): ChatMessag
 
 /** `syntax`: how the model writes tool calls (its ModelState's). */
 export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
-  const messages = toChatMessages(b.messages);
+  const messages = toChatMessages(b.messages, b.model);
   const sampling = c.samplingFrom(b, b.max_completion_tokens ?? b.max_tokens, b.logprobs ? c.pick(b.top_logprobs, 0) : -1);
   // With tools, a response_format shapes the reply when it calls none (auto); forced calls leave no room for it.
   const tools = planTools(b, syntax, responseFormatSchema(b.response_format));

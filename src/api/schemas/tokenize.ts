@@ -56,7 +56,7 @@ export function tokenizeInput(b: TokenizeRequestBody, syntax?: ToolSyntax): Omit
   const { tools } = planTools({ tools: b.tools ?? null, tool_choice: 'none' }, syntax);
   const template_kwargs = thinkingKwargs(b.reasoning_effort, b.chat_template_kwargs);
   return {
-    prompt: { messages: toChatMessages(b.messages), ...(tools ? { tools } : {}), ...(template_kwargs ? { template_kwargs } : {}) },
+    prompt: { messages: toChatMessages(b.messages, b.model), ...(tools ? { tools } : {}), ...(template_kwargs ? { template_kwargs } : {}) },
     ...options,
     ...(b.add_generation_prompt != null ? { add_generation_prompt: b.add_generation_prompt } : {}),
   };
