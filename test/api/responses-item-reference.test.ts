@@ -27,7 +27,9 @@ describe('item_reference input items', () => {
     const { post } = setup();
     const cases = [
       [[{ type: 'input_image', image_url: 'x' }], 'input[0].type', /type 'input_image' are not supported/],
-      [[user, { role: 'user', content: [{ type: 'input_image' }] }], 'input[1].content[0].type', /Content parts of type 'input_image'/],
+      [[user, { role: 'user', content: [{ type: 'input_image' }] }], 'input[1].content[0].image_url', /needs a string 'image_url'/],
+      [[user, { role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }], 'input[1].content[0].type', /Content parts of type 'input_file'/],
+      [[user, { role: 'user', content: [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' }] }], 'input[1].content[1]', /'svc\/tiny-chat' takes no images/],
       [[{ type: 'function_call', name: 'f', arguments: '{}' }], 'input[0].call_id', /call_id/],
     ] as const;
     for (const [input, param, message] of cases) {

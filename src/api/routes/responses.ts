@@ -16,7 +16,7 @@ import { outputItems, responseObject, type ResponseBody, type ResponseHead } fro
 import { asResponsesError, responsesText } from '../responses/params.js';
 import { beginTurn } from '../responses/turn.js';
 import { parseBody } from '../schemas/common.js';
-import { responsesRequestSchema, toChatBody, toResponsesCall, type ResponsesRequest } from '../schemas/responses.js';
+import { refuseImages, responsesRequestSchema, toChatBody, toResponsesCall, type ResponsesRequest } from '../schemas/responses.js';
 import { sseResponse } from '../sse.js';
 import { streamOneReply } from '../tools/one-reply.js';
 import { replyMessage } from '../tools/respond.js';
@@ -43,6 +43,8 @@ function respond(deps: RouteDeps) {
     const body = parseBody(responsesRequestSchema, raw);
     read(body);
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
+    // An upstream model may take images: its server answers for them.
+    if (!deps.runtime.upstreams?.pool(model.id)) refuseImages(body);
     const turn = await beginTurn(deps.runtime.access, c.get('principal'), body);
     const call = toResponsesCall({ ...body, input: turn.input }, model.tool_syntax);
     if (deps.runtime.upstreams?.pool(model.id)) {

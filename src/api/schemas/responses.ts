@@ -13,10 +13,13 @@ import { REASONING_EFFORTS } from '../reasoning/index.js';
 const jsonObject = z.record(z.string(), z.unknown());
 const name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A name must be 1-64 letters, digits, underscores or dashes.' });
 
-/** Text parts of a message; any other part (images, files, audio) is refused naming its type. */
-const textPart = z.looseObject({ type: z.string(), text: z.unknown().optional() }).superRefine((p, ctx) => {
-  if (p.type !== 'input_text' && p.type !== 'output_text' && p.type !== 'text') {
-    ctx.addIssue({ code: 'custom', path: ['type'], message: `Content parts of type '${p.type}' are not supported; only 'input_text' and 'output_text' parts are.` });
+/** Text parts of a message and image parts (checked here, refused per model: refuseImages); any other part (files, audio) is refused naming its type. */
+const textPart = z.looseObject({ type: z.string(), text: z.unknown().optional(), image_url: z.unknown().optional(), file_id: z.unknown().optional(), detail: z.unknown().optional() }).superRefine((p, ctx) => {
+  if (p.type === 'input_image') {
+    if (typeof p.image_url !== 'string' && typeof p.file_id !== 'string') ctx.addIssue({ code: 'custom', path: ['image_url'], message: "An 'input_image' part needs a string 'image_url' (or 'file_id')." });
+    if (p.detail != null && !['auto', 'low', 'high'].includes(p.detail as string)) ctx.addIssue({ code: 'custom', path: ['detail'], message: "'detail' is one of auto, low or high." });
+  } else if (p.type !== 'input_text' && p.type !== 'output_text' && p.type !== 'text') {
+    ctx.addIssue({ code: 'custom', path: ['type'], message: `Content parts of type '${p.type}' are not supported; only 'input_text', 'output_text' and 'input_image' parts are.` });
   } else if (typeof p.text !== 'string') {
     ctx.addIssue({ code: 'custom', path: ['text'], message: 'A text part needs a string `text`.' });
   }
@@ -202,6 +205,16 @@ export function toChatBody(b: ResolvedRequest): Record<string, unknown> {
     parallel_tool_calls: b.parallel_tool_calls,
     response_format: f?.type === 'json_schema' ? { type: 'json_schema', json_schema: { name: f.name, schema: f.schema, description: f.description, strict: f.strict } } : f,
   };
+}
+
+/** A local model takes no images yet (its input_modalities are ["text"]): the first image part is refused, named by its path. */
+export function refuseImages(b: ResponsesRequest): void {
+  if (typeof b.input === 'string') return;
+  b.input.forEach((item, i) => {
+    if (!('content' in item) || typeof item.content === 'string') return;
+    const j = item.content.findIndex((p) => p.type === 'input_image');
+    if (j >= 0) throw invalidRequest(`The model '${b.model}' takes no images (its input_modalities are ["text"]): send text parts only.`, `input[${i}].content[${j}]`);
+  });
 }
 
 /** The chat call for a Responses request: one reply, its grammar errors blamed on Responses fields. */
