@@ -3,7 +3,8 @@
 // (on WebGPU a device buffer), then one head run a step. For each form, the median of
 // step + head (the figure to set against graph-rate's step, whose logits are read whole) and of
 // the head run again on the same logits (the head alone, the device idle before it).
-// Forms: `best` (greedy rows without logprobs: the maximum and its lowest id, a reduction) and
+// Forms: `best` (greedy rows without logprobs: the maximum and its lowest id, a reduction over
+// the row), `best_blocked` (the same within about 128 blocks, then over them: a GPU's form) and
 // the 64 candidates with their normaliser by each top-K (`single`, `blocked`).
 import type * as ort from 'onnxruntime-node';
 import { nodeBackend } from '../src/backends/node.js';
@@ -27,8 +28,8 @@ export interface HeadRateOptions {
   forms?: HeadForm[];
 }
 
-export type HeadForm = 'best' | `candidates_${HeadTopK}`;
-export const HEAD_FORMS: HeadForm[] = ['best', 'candidates_single', 'candidates_blocked'];
+export type HeadForm = 'best' | 'best_blocked' | `candidates_${HeadTopK}`;
+export const HEAD_FORMS: HeadForm[] = ['best', 'best_blocked', 'candidates_single', 'candidates_blocked'];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -47,7 +48,7 @@ export async function headRates(modelPath: string, o: HeadRateOptions): Promise<
   const forms = o.forms ?? HEAD_FORMS;
   const heads: Record<string, ort.InferenceSession> = {};
   for (const form of forms) {
-    const [outputsOf, topK] = form === 'best' ? (['best', 'single'] as [HeadOutputs, HeadTopK]) : (['candidates+lse', form.slice('candidates_'.length)] as [HeadOutputs, HeadTopK]);
+    const [outputsOf, topK] = form.startsWith('best') ? (['best', form === 'best' ? 'single' : 'blocked'] as [HeadOutputs, HeadTopK]) : (['candidates+lse', form.slice('candidates_'.length)] as [HeadOutputs, HeadTopK]);
     heads[form] = (await backend.createSession(logitsHeadGraph(vocab, logitsType, topK, outputsOf))) as unknown as ort.InferenceSession;
   }
   const past = session.inputMetadata.find((m) => m.name === 'past_key_values.0.key') as { shape?: (number | string)[]; type?: string };
@@ -69,7 +70,7 @@ export async function headRates(modelPath: string, o: HeadRateOptions): Promise<
         let result = await session.run(feeds);
         const together: number[] = [];
         const alone: number[] = [];
-        const headFeeds = (logits: ort.Tensor): Record<string, ort.Tensor> => (form === 'best' ? { logits, rows } : { logits, rows, inv_temperature: invT });
+        const headFeeds = (logits: ort.Tensor): Record<string, ort.Tensor> => (form.startsWith('best') ? { logits, rows } : { logits, rows, inv_temperature: invT });
         for (let s = 0; s < 2 + o.steps; s++) {
           const at = P + s;
           const step: Record<string, ort.Tensor> = { input_ids: ints((i) => BigInt(200 + ((s * 31 + i * 17) % 5000)), batch, [batch, 1]), attention_mask: ints(() => 1n, batch * (at + 1), [batch, at + 1]) };

@@ -33,8 +33,8 @@ export async function runHead(values: Float32Array, rows: number, vocab: number,
 }
 
 /** The `best` graph's answer for each row: [id, value]. */
-export async function runBest(values: Float32Array, rows: number, vocab: number, type: 'float32' | 'float16', device: 'cpu' | 'webgpu' = 'cpu'): Promise<[number, number][]> {
-  const session = await nodeBackend(device).createSession(logitsHeadGraph(vocab, type, 'single', 'best'));
+export async function runBest(values: Float32Array, rows: number, vocab: number, type: 'float32' | 'float16', device: 'cpu' | 'webgpu' = 'cpu', topK: HeadTopK = 'single'): Promise<[number, number][]> {
+  const session = await nodeBackend(device).createSession(logitsHeadGraph(vocab, type, topK, 'best'));
   const data = type === 'float16' ? Uint16Array.from(values, floatToHalf) : values;
   const out = await session.run({
     logits: new ort.Tensor(type, data, [rows, 1, vocab]),

@@ -7,6 +7,7 @@
 // fetch it, for that step only. WebLLM moved its sampling to the GPU for the same reason.
 // Greedy rows without logprobs read neither: the model's own run returns each position's best
 // token beside the logits (best-token.ts), as a second run costs ~2 ms on WebGPU in Node.
+import { blocking } from './best-token.js';
 import { GraphBuilder, TensorType } from '../../onnx/graph.js';
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { RowCandidates } from '../sampling/sampler.js';
@@ -36,8 +37,8 @@ export type HeadOutputs = 'best' | 'candidates' | 'candidates+lse' | 'whole' | '
  * id order, and each block's winners too).
  *
  * `best` (outputs): the row's maximum and the lowest id holding it (a reduction, no sort;
- * onnxruntime's ArgMax does not promise the lowest id on every device): `values`/`indices`
- * with one column, `indices` as float32 (exact below 2^24).
+ * onnxruntime's ArgMax does not promise the lowest id on every device; by blocks where `topK`
+ * is 'blocked'): `values`/`indices` with one column, `indices` as float32 (exact below 2^24).
  */
 export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16', topK: HeadTopK, outputs: HeadOutputs = 'all', k = HEAD_CANDIDATES): Uint8Array {
   const want = { whole: outputs === 'whole' || outputs === 'all', candidates: outputs !== 'whole' && outputs !== 'best', lse: outputs === 'candidates+lse' || outputs === 'all' };
@@ -49,7 +50,7 @@ export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16'
   const whole = logitsType === 'float16' ? g.node('Cast', [picked], { to: TensorType.FLOAT }) : picked;
   if (want.whole) g.output('whole', whole, TensorType.FLOAT, ['rows', vocab]);
   if (want.candidates) candidatesOf(g, whole, vocab, topK, k);
-  if (outputs === 'best') bestOf(g, whole, vocab);
+  if (outputs === 'best') bestOf(g, whole, vocab, topK);
   // log Σ exp(x·s) as max + log Σ exp(x·s − max): ops every provider runs on its device.
   if (want.lse) {
     const invT = g.input('inv_temperature', TensorType.FLOAT, ['rows']);
@@ -62,13 +63,22 @@ export function logitsHeadGraph(vocab: number, logitsType: 'float32' | 'float16'
   return g.toBytes();
 }
 
-/** `values` / `indices` of one column: each row's maximum and the lowest id holding it. */
-function bestOf(g: GraphBuilder, whole: string, vocab: number): void {
-  const max = g.node('ReduceMax', [whole], { axes: [1], keepdims: 1 });
-  const ids = g.weight('ids', [1, vocab], Float32Array.from({ length: vocab }, (_, i) => i));
-  const atMax = g.node('Where', [g.node('Equal', [whole, max]), ids, g.scalar('no_id', Infinity)]);
+/**
+ * `values` / `indices` of one column: each row's maximum and the lowest id holding it. `blocked`
+ * (a GPU's form): within about 128 blocks of the row, then over them, as best-token.ts does; a
+ * reduction over the whole row is one workgroup's walk there.
+ */
+function bestOf(g: GraphBuilder, whole: string, vocab: number, topK: HeadTopK): void {
+  const { size, blocks, pad } = topK === 'blocked' ? blocking(vocab) : { size: vocab, blocks: 1, pad: 0 };
+  const padded = pad ? g.node('Pad', [whole, g.ints('pads', [0, 0, 0, pad]), g.scalar('pad_value', -Infinity)]) : whole;
+  const x = g.node('Reshape', [padded, g.ints('blocked', [-1, blocks, size])]);
+  const max = g.node('ReduceMax', [g.node('ReduceMax', [x], { axes: [2], keepdims: 0 })], { axes: [1], keepdims: 1 });
+  const offsets = g.weight('offsets', [size], Float32Array.from({ length: size }, (_, i) => i));
+  const starts = g.weight('block_starts', [blocks], Float32Array.from({ length: blocks }, (_, b) => b * size));
+  const atMax = g.node('Where', [g.node('Equal', [x, g.node('Unsqueeze', [max, g.ints('axis2', [2])])]), offsets, g.scalar('no_id', Infinity)]);
+  const ids = g.node('Add', [g.node('ReduceMin', [atMax], { axes: [2], keepdims: 0 }), starts]);
   g.output('values', max, TensorType.FLOAT, ['rows', 1]);
-  g.output('indices', g.node('ReduceMin', [atMax], { axes: [1], keepdims: 1 }), TensorType.FLOAT, ['rows', 1]);
+  g.output('indices', g.node('ReduceMin', [ids], { axes: [1], keepdims: 1 }), TensorType.FLOAT, ['rows', 1]);
 }
 
 /** `values` / `indices`: each row's best k, best first, ties by the lower id. */

@@ -19,8 +19,8 @@ describe.skipIf(NODE_WEBGPU_SKIP)('the sampling head on WebGPU', () => {
     }
   }, 120_000);
 
-  it("gives the row's maximum at its lowest id as the best token", async () => {
-    const best = await runBest(raw, ROWS, QWEN_VOCAB, 'float32', 'webgpu');
+  it.each(['single', 'blocked'] as const)("gives the row's maximum at its lowest id as the best token (%s form)", async (topK) => {
+    const best = await runBest(raw, ROWS, QWEN_VOCAB, 'float32', 'webgpu', topK);
     for (let r = 0; r < ROWS; r++) {
       const [id] = sortedFirst(row(r), 1);
       expect(best[r]).toEqual([id, row(r)[id!]]);

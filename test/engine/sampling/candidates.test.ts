@@ -37,12 +37,12 @@ describe('the sampling head graph', () => {
 });
 
 describe("the sampling head's best token", () => {
-  for (const type of ['float32', 'float16'] as const) {
-    it(`is the row's maximum at its lowest id (${type} logits, Qwen's vocabulary)`, async () => {
+  for (const [type, topK] of [['float32', 'single'], ['float16', 'single'], ['float32', 'blocked'], ['float16', 'blocked']] as const) {
+    it(`is the row's maximum at its lowest id (${type} logits, Qwen's vocabulary, ${topK} form)`, async () => {
       const rows = 4;
       const raw = tiedRows(rows, QWEN_VOCAB, 11);
       const seen = type === 'float16' ? Float32Array.from(raw, (v) => halfToFloat(floatToHalf(v))) : raw;
-      const best = await runBest(raw, rows, QWEN_VOCAB, type);
+      const best = await runBest(raw, rows, QWEN_VOCAB, type, 'cpu', topK);
       for (let r = 0; r < rows; r++) {
         const row = seen.subarray(r * QWEN_VOCAB, (r + 1) * QWEN_VOCAB);
         const [id] = sortedFirst(row, 1);
