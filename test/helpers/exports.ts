@@ -57,6 +57,13 @@ function useLocalFolders(): void {
   env.allowLocalModels = true;
 }
 
+/** Writes the export fixtures and points transformers.js at their folder, offline: a reference loads them by name. */
+export async function transformersOnExports(): Promise<string> {
+  await exportFixtures();
+  useLocalFolders();
+  return FIXTURES_DIR;
+}
+
 export function referenceTokenizer(name: string): Promise<PreTrainedTokenizer> {
   useLocalFolders();
   if (!tokenizers.has(name)) tokenizers.set(name, AutoTokenizer.from_pretrained(name, { local_files_only: true }));

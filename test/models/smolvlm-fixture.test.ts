@@ -1,11 +1,10 @@
 // The SmolVLM fixture (models/exports/smolvlm.ts) on transformers.js, the reference: its own
 // processor and Idefics3 model load the folder offline, expand an image into the image tokens
 // the configs imply, and generate from a chat with an image part, the reply depending on the image.
-import { AutoModelForVision2Seq, AutoProcessor, RawImage, Tensor, env, type PreTrainedModel, type Processor } from '@huggingface/transformers';
+import { AutoModelForVision2Seq, AutoProcessor, RawImage, Tensor, type PreTrainedModel, type Processor } from '@huggingface/transformers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES_DIR } from '../../models/index.js';
 import { IMAGE_SEQ_LEN, SMOLVLM_DIMS, smolvlmTokenIds } from '../../models/exports/smolvlm.js';
-import { exportFixtures } from '../helpers/exports.js';
+import { transformersOnExports } from '../helpers/exports.js';
 
 const NAME = 'smolvlm-export';
 const ids = smolvlmTokenIds();
@@ -28,10 +27,7 @@ let processor: Processor;
 let model: PreTrainedModel;
 
 beforeAll(async () => {
-  await exportFixtures();
-  env.localModelPath = `${FIXTURES_DIR}/`;
-  env.allowRemoteModels = false;
-  env.allowLocalModels = true;
+  await transformersOnExports();
   processor = await AutoProcessor.from_pretrained(NAME, { local_files_only: true });
   model = await AutoModelForVision2Seq.from_pretrained(NAME, { dtype: 'fp32', device: 'cpu', local_files_only: true });
 }, 600_000);
