@@ -22,6 +22,8 @@ const PROMPTS: ChatMessage[][] = [
   [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Name three rivers of Europe.' }],
 ];
 const CONCURRENT: ChatMessage[][] = ['fire', 'ice', 'wind', 'rock'].map((w) => [{ role: 'user', content: `What is ${w}?` }]);
+/** Asked too where the four lead to one reply: Granite's template holds today's date, so on some days a random-weight model's replies to them meet. */
+const RESERVE: ChatMessage[][] = ['Tell me a story about a lighthouse keeper.', 'List the planets, please.', 'Why?', 'Write a haiku on snow and sand.'].map((content) => [{ role: 'user', content }]);
 
 const idOf = (name: string, dtype: string) => `svc/${name}-${dtype}`;
 let engine: EngineApi;
@@ -64,10 +66,16 @@ describe.each(EXPORT_VARIANTS)('%s %s', (name, dtype) => {
 
   // DynamicQuantizeLinear takes one scale for the whole activation tensor, so a q8 export's
   // rows change each other's rounding: batched and alone differ by the export's design.
-  it.skipIf(dtype === 'q8')('gives each of 4 concurrent requests the tokens it gets alone', async () => {
+  it.skipIf(dtype === 'q8')('gives each of 4 or more concurrent requests the tokens it gets alone', async () => {
+    const prompts = [...CONCURRENT];
     const alone = [];
-    for (const m of CONCURRENT) alone.push((await hearth(id, m)).token_ids);
-    const together = await Promise.all(CONCURRENT.map((m) => hearth(id, m)));
+    for (const m of prompts) alone.push((await hearth(id, m)).token_ids);
+    for (const m of RESERVE) {
+      if (new Set(alone.map((t) => t.join())).size > 1) break;
+      prompts.push(m);
+      alone.push((await hearth(id, m)).token_ids);
+    }
+    const together = await Promise.all(prompts.map((m) => hearth(id, m)));
     expect(together.map((r) => r.token_ids)).toEqual(alone);
     expect(new Set(alone.map((t) => t.join())).size).toBeGreaterThan(1); // the prompts lead somewhere different
   }, 60_000);
