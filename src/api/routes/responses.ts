@@ -43,11 +43,12 @@ function respond(deps: RouteDeps) {
     const body = parseBody(responsesRequestSchema, raw);
     read(body);
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
+    const upstream = deps.runtime.upstreams?.pool(model.id);
     // An upstream model may take images: its server answers for them.
-    if (!deps.runtime.upstreams?.pool(model.id)) refuseImages(body);
+    if (!upstream) refuseImages(body);
     const turn = await beginTurn(deps.runtime.access, c.get('principal'), body);
     const call = toResponsesCall({ ...body, input: turn.input }, model.tool_syntax);
-    if (deps.runtime.upstreams?.pool(model.id)) {
+    if (upstream) {
       const head: ResponseHead = { id: randomId('resp_'), created_at: Math.floor(Date.now() / 1000), model: model.id, body, call };
       const cost = toChatBody({ ...body, input: turn.input });
       return forwardHeld(deps.runtime, c, model, 'chat', cost, (req) => forwardResponses({ head, raw, input: turn.input, keep: turn.keep }, req));

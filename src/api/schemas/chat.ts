@@ -10,7 +10,7 @@ import { responseFormatGrammar, responseFormatSchema, structuredFields, toolCall
 
 const contentPart = z.looseObject({ type: z.string(), text: z.unknown().optional(), image_url: z.unknown().optional() });
 
-const imageUrl = z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).nullish() });
+const imageUrl = z.object({ url: z.string().min(1), detail: c.imageDetail.nullish() });
 
 // Text parts are joined into one string. Image parts are checked here and refused per model
 // (toChatMessages); any other part (input_audio, file) is refused with a 400 naming it.
@@ -95,7 +95,7 @@ export function toChatMessages(list: z.output<typeof chatMessage>[], model: stri
   list.forEach((m, i) => {
     if (!Array.isArray(m.content)) return;
     const j = m.content.findIndex((p) => p.type === 'image_url');
-    if (j >= 0) throw invalidRequest(`The model '${model}' takes no images (its input_modalities are ["text"]): send text parts only.`, `messages[${i}].content[${j}]`);
+    if (j >= 0) c.noImages(model, `messages[${i}].content[${j}]`);
   });
   return list.map((m, i) => {
     const out: ChatMessage = { role: m.role, content: joinContent(m.content) };

@@ -2,7 +2,7 @@
 // as OpenAI's API does (SDKs and proxies send explicit nulls). Objects strip
 // unknown keys: extra fields are ignored, not refused, like OpenAI.
 import { z } from 'zod';
-import { ValidationError } from '../errors.js';
+import { invalidRequest, ValidationError } from '../errors.js';
 import type { SamplingParams } from '../../engine/protocol.js';
 
 /** Parses or throws ValidationError (mapped to a 400 naming the field). */
@@ -12,11 +12,21 @@ export function parseBody<S extends z.ZodType>(schema: S, input: unknown): z.out
   return r.data;
 }
 
+/**
+ * The 400 for an image part sent to a model that reads text alone (every local model so far:
+ * input_modalities ["text"]); `param` is the part's path.
+ */
+export function noImages(model: string, param: string): never {
+  throw invalidRequest(`The model '${model}' takes no images (its input_modalities are ["text"]): send text parts only.`, param);
+}
+
 export const MAX_N = 8;
 export const MAX_STOP = 4;
 export const MAX_LOGPROBS = 20;
 
 export const modelId = z.string().min(1);
+/** How closely an image part asks to be looked at (chat's image_url.detail, Responses' input_image.detail). */
+export const imageDetail = z.enum(['auto', 'low', 'high']);
 export const temperature = z.number().min(0).max(2).nullish();
 export const topP = z.number().gt(0).max(1).nullish();
 export const penalty = z.number().min(-2).max(2).nullish();

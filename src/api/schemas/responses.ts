@@ -17,7 +17,7 @@ const name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A name must be 
 const textPart = z.looseObject({ type: z.string(), text: z.unknown().optional(), image_url: z.unknown().optional(), file_id: z.unknown().optional(), detail: z.unknown().optional() }).superRefine((p, ctx) => {
   if (p.type === 'input_image') {
     if (typeof p.image_url !== 'string' && typeof p.file_id !== 'string') ctx.addIssue({ code: 'custom', path: ['image_url'], message: "An 'input_image' part needs a string 'image_url' (or 'file_id')." });
-    if (p.detail != null && !['auto', 'low', 'high'].includes(p.detail as string)) ctx.addIssue({ code: 'custom', path: ['detail'], message: "'detail' is one of auto, low or high." });
+    if (p.detail != null && !c.imageDetail.safeParse(p.detail).success) ctx.addIssue({ code: 'custom', path: ['detail'], message: "'detail' is one of auto, low or high." });
   } else if (p.type !== 'input_text' && p.type !== 'output_text' && p.type !== 'text') {
     ctx.addIssue({ code: 'custom', path: ['type'], message: `Content parts of type '${p.type}' are not supported; only 'input_text', 'output_text' and 'input_image' parts are.` });
   } else if (typeof p.text !== 'string') {
@@ -213,7 +213,7 @@ export function refuseImages(b: ResponsesRequest): void {
   b.input.forEach((item, i) => {
     if (!('content' in item) || typeof item.content === 'string') return;
     const j = item.content.findIndex((p) => p.type === 'input_image');
-    if (j >= 0) throw invalidRequest(`The model '${b.model}' takes no images (its input_modalities are ["text"]): send text parts only.`, `input[${i}].content[${j}]`);
+    if (j >= 0) c.noImages(b.model, `input[${i}].content[${j}]`);
   });
 }
 

@@ -14,9 +14,9 @@ export const BEST_ID_OUTPUT = 'hearth_best_id';
 /**
  * How the lowest id is found. `argmax`: ArgMax, whose CPU kernel takes the first of equal
  * logits, in one pass (the CPU and WASM). `least-id`: the least of the ids whose logit equals
- * the maximum (Equal, Where, ReduceMin), for devices where onnxruntime's ArgMax does not promise
- * the first; on the CPU those broadcasting passes cost more than the head run they replace (a
- * 0.5B-shaped step went from 27 to 39 ms).
+ * the maximum (Equal, Where, ReduceMin, by blocks of the row: `blocking`), for devices where
+ * onnxruntime's ArgMax does not promise the first; on the CPU those broadcasting passes cost more
+ * than the head run they replace (a 0.5B-shaped step went from 27 to 39 ms).
  */
 export type BestTokenForm = 'argmax' | 'least-id';
 
