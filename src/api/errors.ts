@@ -140,6 +140,8 @@ export function mapError(err: unknown, requestId?: string): MappedError | null {
         return { status: 400, body: envelope('invalid_request_error', code, message, param ?? 'messages'), headers: {}, internal: false };
       case 'invalid_value':
         return { status: 400, body: envelope('invalid_request_error', code, message, param), headers: {}, internal: false };
+      case 'too_large':
+        return { status: 413, body: envelope('invalid_request_error', 'request_too_large', message, param), headers: {}, internal: false };
       case 'device_lost':
         // The engine takes a new device and reloads: a retry shortly after is served.
         return { status: 503, body: envelope('unavailable_error', code, message, param), headers: { 'retry-after': '5' }, internal: false };

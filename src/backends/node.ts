@@ -9,6 +9,7 @@ import { checkFusedAttention, type OpenCheckSession } from './fused-attention-ch
 import { feedHalvesAsUint16 } from './node-float16.js';
 import { GraphKvCopier, type CopyTarget } from './node-kv-copy.js';
 import { loadXGrammarInNode } from './node-xgrammar.js';
+import { decodeImageNode } from './node-image.js';
 import type { Device } from '../engine/protocol.js';
 import type { KvArray } from './kv.js';
 import type { Backend, InferenceSession } from './types.js';
@@ -79,6 +80,7 @@ export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kv
         }
       : {}),
     readText: (path) => readFile(path, 'utf8'),
+    decodeImage: decodeImageNode,
     readBytes: async (path) => {
       const b = await readFile(path);
       return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);

@@ -2,6 +2,7 @@ import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import type * as XGrammarModule from '@mlc-ai/web-xgrammar';
 import type { Device } from '../engine/protocol.js';
 import type { CopyPlan, KvArray } from './kv.js';
+import type { ImageDecoder } from '../engine/vision/vision-model.js';
 
 /** What a device offers a model, checked before it loads (engine/models/fit.ts). */
 export interface DeviceBudget {
@@ -60,6 +61,8 @@ export interface Backend {
   fileSize?(path: string): Promise<number | undefined>;
   /** What the device offers (free memory, storage quota, largest buffer), checked before a load. */
   budget?(): Promise<DeviceBudget>;
+  /** Decodes an image's bytes to pixels (vision-language models): sharp in Node, createImageBitmap in a page. */
+  decodeImage?: ImageDecoder;
   /** Loads XGrammar's WASM build where the default dynamic import cannot (Node's ESM loader). */
   loadXGrammar?(): Promise<typeof XGrammarModule>;
   /**

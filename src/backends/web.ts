@@ -8,6 +8,7 @@ import { checkFusedAttention } from './fused-attention-check.js';
 import type { Backend, DeviceBudget, InferenceSession } from './types.js';
 import { fetchModelFile, modelFileExists, modelFileSize, readModelRange, type FileProgress } from './web-cache.js';
 import { copyOnGpu, type GpuDevice } from './web-kv-copy.js';
+import { decodeImageWeb } from './web-image.js';
 
 export type WebDevice = Extract<Device, 'webgpu' | 'wasm'>;
 
@@ -122,6 +123,7 @@ export function webBackend(opts: WebBackendOptions): Backend {
       return new TextDecoder().decode(await load(path));
     },
     readBytes: (path) => load(path),
+    decodeImage: decodeImageWeb,
     /** A folder exists when its config.json does. (Folder names may hold dots: Qwen2.5-0.5B-Instruct.) */
     async exists(path) {
       const last = path.replace(/\/+$/, '').split('/').pop() ?? '';

@@ -28,6 +28,10 @@ import { cachedGrammars, GRAMMAR_CACHE_SIZE, grammarsFor, setXGrammarLoader } fr
 import type { TextCodec } from './text/codec.js';
 import { thinkingGate } from './thinking/index.js';
 import { detokenize, encodeChat, tokenize } from './tokens.js';
+import { chatImages } from './text/content.js';
+import type { ImageDecoder, VisionPrompt } from './vision/vision-model.js';
+
+const noDecoder: ImageDecoder = () => Promise.reject(new Error('no image decoder'));
 
 /** Every task: each model has a tokenizer. */
 const ALL_TASKS: ModelTask[] = ['chat', 'completion', 'embedding', 'rerank'];
@@ -58,6 +62,23 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     return { host, model: host.loaded };
   }
 
+  /**
+   * A prompt as token ids, its text, and the request field a fault in it is blamed on; a VLM's
+   * chat also its images (decoded and processed here, encoded when its prompt prefills).
+   */
+  async function promptOf(model: LoadedModel, p: PromptInput): Promise<ReturnType<typeof encodePrompt> & Partial<VisionPrompt>> {
+    if (!('messages' in p)) return encodePrompt(model.codec, p);
+    if (!model.vision) {
+      const image = chatImages(p.messages)[0];
+      if (image) throw new EngineError('invalid_value', 'This model takes no images; send text parts only.', image.param);
+      return encodePrompt(model.codec, p);
+    }
+    const decode = backend.decodeImage;
+    if (!decode && chatImages(p.messages).length) throw new EngineError('invalid_value', 'This runtime cannot decode images.', 'messages');
+    const vision = await model.vision.encodeChat(model.codec, p, decode ?? noDecoder, options.maxImagePixels);
+    return { ...vision, param: 'messages' };
+  }
+
   return {
     async load(entries: CatalogEntry[]) {
       for (const entry of entries) {
@@ -73,7 +94,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const { host, model } = ready(req.model, ['chat', 'completion']);
       const { codec, lm, scheduler } = model;
       if (!lm || !scheduler) throw new EngineError('unsupported_task', `${req.model} cannot generate`, 'model');
-      const { ids, text, param } = encodePrompt(codec, req.prompt);
+      const { ids, text, param, images, cacheKey } = await promptOf(model, req.prompt);
       if (ids.length === 0) throw new EngineError('invalid_value', 'The prompt is empty', param);
       const bad = ids.find((id) => !Number.isInteger(id) || id < 0 || id >= lm.vocabSize);
       if (bad !== undefined) throw new EngineError('invalid_value', `Token id ${bad} is outside the vocabulary`, param);
@@ -101,6 +122,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
         scheduler.timings.lap('emit', t0);
       };
       const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, thinking?.gate ?? constraint);
+      if (images) Object.assign(seq, { images, promptKey: cacheKey });
       scheduler.submit(seq);
       if (!thinking) return seq.result;
       const { start, gate } = thinking;
@@ -110,11 +132,13 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     async countTokens(req: CountRequest) {
       const { model } = ready(req.model, ALL_TASKS);
       // The encoding generate and embed run, so the count is the one they will charge.
-      return req.prompts.map((p) => {
-        if ('tokens' in p) return p.tokens.length;
-        if ('text' in p) return model.codec.encodeText(p.text).length;
-        return encodeChat(model.codec, p).ids.length;
-      });
+      return Promise.all(
+        req.prompts.map(async (p) => {
+          if ('tokens' in p) return p.tokens.length;
+          if ('text' in p) return model.codec.encodeText(p.text).length;
+          return (await promptOf(model, p)).ids.length;
+        }),
+      );
     },
 
     // Any local model's tokenizer, whatever its task (vLLM tokenizes for every model it serves).

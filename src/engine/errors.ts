@@ -7,6 +7,8 @@ export type EngineErrorCode =
   | 'model_not_ready'
   | 'context_length_exceeded'
   | 'invalid_value'
+  /** An input over a size limit (an image's pixels): 413. */
+  | 'too_large'
   | 'unsupported_task'
   | 'cancelled'
   | 'engine_crashed'

@@ -6,7 +6,7 @@ import { CausalLM } from './models/causal-lm.js';
 import { CrossEncoder } from './models/cross-encoder.js';
 import { DecoderEmbedder } from './models/decoder-embedder.js';
 import { Encoder, type Embedder } from './models/encoder.js';
-import { dtypeFor, isDecoderType, validateCheckpoint } from './models/files.js';
+import { dtypeFor, isDecoderType, isVisionType, validateCheckpoint } from './models/files.js';
 import { checkFit, estimateFit, estimateFromSizes, size, type KvConfig } from './models/fit.js';
 import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
 import type { EngineOptions } from './options.js';
@@ -17,6 +17,7 @@ import { DraftModel } from './spec/draft-model.js';
 import { releaseGrammars } from './structured/index.js';
 import { TextCodec } from './text/codec.js';
 import { PairEncoder } from './text/pairs.js';
+import { VisionModel } from './vision/vision-model.js';
 
 export const DEFAULT_KV_CACHE_MB = 256;
 
@@ -35,6 +36,8 @@ export interface LoadedModel {
   workarounds?: string[];
   /** The model that drafts for this one (speculative decoding), where its entry names one. */
   drafter?: DraftModel;
+  /** A vision-language model's processor and vision encoder (its text model is `lm`). */
+  vision?: VisionModel;
 }
 
 export interface HostOptions extends EngineOptions {
@@ -90,7 +93,7 @@ export class ModelHost {
       status: this.status,
       created: this.created,
       owned_by: owned_by ?? 'hearth',
-      input_modalities: ['text'],
+      input_modalities: this.loaded?.vision ? ['text', 'image'] : ['text'],
       ...(this.detail ? { detail: this.detail } : {}),
       ...(this.loaded && task === 'chat' ? { tool_syntax: this.loaded.codec.toolSyntax } : {}),
       ...(this.loaded?.thinks ? { reasoning: 'think' as const } : {}),
@@ -188,6 +191,7 @@ export class ModelHost {
   async #release(m: LoadedModel): Promise<void> {
     await m.lm?.dispose().catch(() => undefined);
     await m.drafter?.lm.dispose().catch(() => undefined);
+    await m.vision?.dispose().catch(() => undefined);
     await m.encoder?.dispose().catch(() => undefined);
     await m.scorer?.dispose().catch(() => undefined);
     await releaseGrammars(m.codec).catch(() => undefined); // structured outputs
@@ -261,8 +265,13 @@ export class ModelHost {
     }
     if (entry.task === 'rerank') return this.#loadCrossEncoder(folder, entry, codec);
     const lm = await CausalLM.load(this.backend, folder, entry, { headTopK: this.opts.headTopK });
+    let vision: VisionModel | undefined;
     try {
       await lm.warmUp();
+      if (isVisionType(info.model_type)) {
+        vision = await VisionModel.load(this.backend, folder, entry);
+        codec.readsParts = true;
+      }
     } catch (e) {
       await lm.dispose().catch(() => undefined);
       throw new Error(`${entry.id}: the warm-up step failed, so the graph cannot be served: ${e instanceof Error ? e.message : String(e)}`);
@@ -282,10 +291,11 @@ export class ModelHost {
       drafter = speculative === 'draft' && entry.draft ? await this.#loadDrafter(entry, entry.draft, lm, codec) : undefined;
     } catch (e) {
       await lm.dispose().catch(() => undefined);
+      await vision?.dispose().catch(() => undefined);
       throw e;
     }
     const scheduler = new Scheduler(lm, { prefixCache, maxBatch, prefillChunk, wholeRows: this.opts.sampleFrom === 'whole-rows', speculative, drafter });
-    return { codec, lm, scheduler, thinks, drafter, workarounds: check?.applied.length ? check.applied : undefined };
+    return { codec, lm, scheduler, thinks, drafter, vision, workarounds: check?.applied.length ? check.applied : undefined };
   }
 
   /** The draft model a catalog entry names: another text entry's files, loaded beside the target, whose tokenizer must be the target's. */

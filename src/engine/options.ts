@@ -17,4 +17,6 @@ export interface EngineOptions {
   headTopK?: 'single' | 'blocked';
   /** Speculative decoding for models whose catalog entry does not say: 'ngram' (the default: prompt lookup while one sequence runs) or 'off'. */
   speculative?: SpeculativeMode;
+  /** The most pixels an image may have (default 50,000,000): more is a 413 before it is decoded. */
+  maxImagePixels?: number;
 }

@@ -60,7 +60,7 @@ export interface ModelState {
   reasoning?: 'think';
   /** What the device needed to run this graph right, found by its self-check at load (absent: nothing). */
   workarounds?: string[];
-  /** What a request may send it: ["text"] for every model the engine serves so far (absent: not known, e.g. an upstream's). */
+  /** What a request may send it: ["text", "image"] for a vision-language model, else ["text"] (absent: not known, e.g. an upstream's). */
   input_modalities?: InputModality[];
 }
 
@@ -122,9 +122,22 @@ export interface ModelStats {
   spec_accepted_tokens?: number;
 }
 
+/** An image a chat message carries: its encoded bytes (PNG, JPEG, WebP, a GIF's first frame), a data: URL's payload or a fetched URL's body. */
+export interface ImageInput {
+  bytes: Uint8Array;
+  /** The request's `detail` (low may downscale). */
+  detail?: 'auto' | 'low' | 'high';
+  /** The request field it came from, for errors (`messages[1].content[0]`). */
+  param: string;
+}
+
+/** Content parts in order, as chat templates of VLMs read them ({type: 'image'} where an image goes). */
+export type ChatContentPart = { type: 'text'; text: string } | { type: 'image'; image: ImageInput };
+
 export interface ChatMessage {
   role: string;
-  content: string;
+  /** Text, or parts where the message holds images (only models whose input_modalities include "image" are sent those). */
+  content: string | ChatContentPart[];
   name?: string;
   /** An assistant turn's calls; `arguments` parsed, as chat templates expect it. */
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: unknown } }[];

@@ -116,6 +116,7 @@ export class Scheduler {
   }
 
   private dropSeqKv(seq: Sequence): void {
+    seq.images?.release();
     this.lm.release(seq.kv);
     seq.kv = null;
     this.opts.drafter?.forget(seq.id);
@@ -164,7 +165,7 @@ export class Scheduler {
       const prompt = seq.promptIds;
       if (seq.prefilled === 0 && !seq.kv) {
         // At least the last prompt token is run, for the logits of the first new token.
-        const hit = this.opts.prefixCache?.match(prompt, prompt.length - 1) ?? null;
+        const hit = this.opts.prefixCache?.match(seq.cacheKey, prompt.length - 1) ?? null;
         seq.cachedTokens = seq.prefilled = hit?.length ?? 0;
         seq.kv = hit?.kv ?? null;
       }
@@ -189,7 +190,13 @@ export class Scheduler {
     const seqs = chunks.map((c) => c.item);
     const ends = chunks.map((c) => c.past + c.tokens);
     const t0 = performance.now();
-    const results = await this.runPrefill(seqs.map((seq, i) => ({ tokens: seq.promptIds.slice(seq.prefilled, ends[i]), past: seq.kv })));
+    // A VLM prompt's image features go over its image tokens (encoded at the first chunk holding any).
+    const inputs = [];
+    for (const [i, seq] of seqs.entries()) {
+      const splices = await seq.images?.splices(seq.prefilled, ends[i]);
+      inputs.push({ tokens: seq.promptIds.slice(seq.prefilled, ends[i]), past: seq.kv, ...(splices?.length ? { splices } : {}) });
+    }
+    const results = await this.runPrefill(inputs);
     let t = this.timings.lap('prefill', t0);
     const done: RowToSample[] = [];
     for (const [i, seq] of seqs.entries()) {
@@ -205,7 +212,8 @@ export class Scheduler {
         this.waiting.push(seq);
         continue;
       }
-      await this.remember(seq.promptIds, () => this.lm.seqToHost(kv));
+      seq.images?.release(); // its prompt is in the cache: the pixels and features are done with
+      await this.remember(seq.cacheKey, () => this.lm.seqToHost(kv));
       done.push({ seq, logits: result.logits.step, index: result.logits.index });
     }
     this.timings.lap('prefix_cache', t);
@@ -324,7 +332,7 @@ export class Scheduler {
     const kv = this.batchKv!;
     for (const [r, s] of this.batch.entries()) {
       if (!done.has(s)) continue;
-      await this.remember(s.fedTokens, () => this.lm.rowToHost(kv, r));
+      await this.remember(s.fedKey, () => this.lm.rowToHost(kv, r));
       this.opts.drafter?.forget(s.id);
     }
     this.timings.lap('prefix_cache', t1);

@@ -13,6 +13,7 @@ import type { StreamDecoder, TextCodec } from './text/codec.js';
 import { StopMatcher } from './text/stop-matcher.js';
 import type { TokenConstraint } from './thinking/index.js';
 import { DraftPolicy } from './spec/draft-policy.js';
+import type { PromptImages } from './vision/prompt-images.js';
 
 export interface SequenceLimits {
   eosIds: readonly number[];
@@ -33,6 +34,10 @@ export class Sequence {
   /** Prompt tokens whose KV is in `kv` so far (prefill runs in chunks). */
   prefilled = 0;
   cancelled = false;
+  /** A VLM prompt's images, until its prompt is prefilled. */
+  images?: PromptImages;
+  /** The prompt as the prefix cache keys it, where that is not its ids (images stand for their pixels). */
+  promptKey?: number[];
   /** Its speculative drafts (prompt lookup): how long the next one is, and how many were accepted. */
   readonly drafts = new DraftPolicy();
   readonly result: Promise<GenerateResult>;
@@ -88,6 +93,16 @@ export class Sequence {
   /** Every token fed to the model so far (the last sampled one is not fed yet). */
   get fedTokens(): number[] {
     return [...this.promptIds, ...this.generated.slice(0, -1)];
+  }
+
+  /** Its prompt as the prefix cache keys it. */
+  get cacheKey(): number[] {
+    return this.promptKey ?? this.promptIds;
+  }
+
+  /** Every token fed so far, as the prefix cache keys them. */
+  get fedKey(): number[] {
+    return [...this.cacheKey, ...this.generated.slice(0, -1)];
   }
 
   /** Whether this step must be sampled from the whole row: a grammar masks it, penalties rewrite it, or more top logprobs are asked for than `candidates`. */

@@ -11,6 +11,7 @@ import type { CatalogEntry, ChatMessage, Device, GenerateRequest, SamplingParams
 import { Scheduler } from '../engine/scheduler.js';
 import { Sequence } from '../engine/sequence.js';
 import { TextCodec } from '../engine/text/codec.js';
+import { contentText } from '../engine/text/content.js';
 
 export const VERIFY_PROMPTS: ChatMessage[][] = [
   [{ role: 'user', content: 'What is the capital of France?' }],
@@ -95,7 +96,7 @@ export async function verifyCheckpoint(opts: VerifyOptions): Promise<VerifyRepor
         } as never)) as { data: BigInt64Array };
         const theirs = Array.from(out.data.slice(ids.length), Number);
         prompts.push({
-          prompt: messages.at(-1)!.content,
+          prompt: contentText(messages.at(-1)!.content),
           promptTokens: { hearth: ours.prompt_tokens, reference: ids.length },
           tokens: { hearth: ours.token_ids, reference: theirs },
           equal: ours.prompt_tokens === ids.length && ours.token_ids.join() === theirs.join(),

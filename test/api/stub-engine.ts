@@ -2,6 +2,7 @@
 // project. It emits whole-word tokens ("Hello", " world", ...) with an optional
 // pause between them, honours stop strings and cancel(), and records every call.
 import { EngineError } from '../../src/engine/errors.js';
+import { contentText } from '../../src/engine/text/content.js';
 import type {
   CatalogEntry,
   CountRequest,
@@ -63,7 +64,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function promptLength(p: PromptInput): number {
   if ('tokens' in p) return p.tokens.length;
   if ('text' in p) return p.text.split(/\s+/).filter(Boolean).length || 1;
-  return p.messages.reduce((n, m) => n + m.content.split(/\s+/).filter(Boolean).length + 4, 0);
+  return p.messages.reduce((n, m) => n + contentText(m.content).split(/\s+/).filter(Boolean).length + 4, 0);
 }
 
 function promptText(req: GenerateRequest): string {

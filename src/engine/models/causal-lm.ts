@@ -3,13 +3,23 @@ import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan, type CopyPlan } fr
 import { isOnDevice, type BatchKv, type KvShape, type SeqCache, type SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
-import { createModelSession, joinPath, onnxFileFor, readJson } from './files.js';
+import { createModelSession, isVisionType, joinPath, onnxFileFor, readJson, VLM_GRAPHS } from './files.js';
 import { readGraphOps } from './graph-ops.js';
 import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 import { LogitsHead, StepLogits, type BestTokens, type HeadTopK } from './logits-head.js';
 import { LOGITS_POSITION_INPUT } from './logits-pick.js';
 import { decoderEdit } from './decoder-edits.js';
 import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, bestTokenFormFor } from './best-token.js';
+import { TokenEmbedder, type EmbedSplice } from './token-embedder.js';
+
+export type { EmbedSplice };
+
+/** A prompt chunk to prefill: its new tokens after its cached ones, and image features over some of them (at positions of `tokens`). */
+export interface PrefillInput {
+  tokens: number[];
+  past: SeqCache | null;
+  splices?: readonly EmbedSplice[];
+}
 
 /** One sequence's logits in a run: row `index` of `step`. */
 export interface LogitsRow {
@@ -21,6 +31,8 @@ interface LlmConfig extends DecoderConfig {
   num_hidden_layers?: number;
   vocab_size: number;
   eos_token_id?: number | number[];
+  /** A VLM's text model. */
+  text_config?: LlmConfig;
 }
 
 /**
@@ -40,11 +52,17 @@ export class CausalLM {
     readonly io: DecoderInterface,
     readonly vocabSize: number,
     readonly eosIds: number[],
+    /** A VLM's token table: its decoder takes inputs_embeds. */
+    private readonly embedder?: TokenEmbedder,
   ) {}
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry, opts: { headTopK?: HeadTopK } = {}): Promise<CausalLM> {
-    const config = await readJson<LlmConfig>(backend, joinPath(folder, 'config.json'));
-    if (!config) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
+    const top = await readJson<LlmConfig>(backend, joinPath(folder, 'config.json'));
+    if (!top) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
+    // A VLM: the decoder is its text model, fed embeddings (onnx-community's layout, files.ts VLM_GRAPHS).
+    const vision = isVisionType(top.model_type);
+    const config: LlmConfig = vision ? { ...top.text_config!, eos_token_id: top.text_config?.eos_token_id ?? top.eos_token_id } : top;
+    const graph = vision ? VLM_GRAPHS.decoder : 'model';
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
     const eos = gen?.eos_token_id ?? config.eos_token_id ?? [];
     // The present.* outputs (named from the config, as transformers.js's getCacheNames does) may stay on the device.
@@ -53,18 +71,20 @@ export class CausalLM {
     // Prefill needs one row of logits per prompt: where the export cannot say so (no
     // num_logits_to_keep), lm_head is given a position per row at load. Each position's best
     // token comes out beside the logits, read with the run (best-token.ts).
-    const session = await createModelSession(backend, folder, entry, [...presents, 'logits'], decoderEdit(bestTokenFormFor(backend.device)));
+    const session = await createModelSession(backend, folder, entry, [...presents, 'logits'], decoderEdit(bestTokenFormFor(backend.device)), graph);
     let io: DecoderInterface;
     let head: LogitsHead;
+    let embedder: TokenEmbedder | undefined;
     try {
-      const ops = await readGraphOps(backend, joinPath(folder, onnxFileFor(entry, backend.device)));
+      const ops = await readGraphOps(backend, joinPath(folder, onnxFileFor(entry, backend.device, graph)));
       io = readDecoderInterface(session, config, 'logits', ops);
       head = await LogitsHead.open(backend, logitsWidth(session) ?? config.vocab_size, io.logitsType, opts.headTopK);
+      if (io.inputsEmbeds) embedder = await TokenEmbedder.load(backend, folder, entry);
     } catch (e) {
       await session.release();
       throw e;
     }
-    return new CausalLM(backend, session, head, io, config.vocab_size, Array.isArray(eos) ? eos : [eos]);
+    return new CausalLM(backend, session, head, io, config.vocab_size, Array.isArray(eos) ? eos : [eos], embedder);
   }
 
   /**
@@ -79,7 +99,7 @@ export class CausalLM {
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
-  async prefill(tokens: number[], past: SeqCache | null): Promise<{ logits: LogitsRow; kv: SeqCache }> {
+  async prefill(tokens: number[], past: SeqCache | null, splices?: readonly EmbedSplice[]): Promise<{ logits: LogitsRow; kv: SeqCache }> {
     const pastLen = past?.length ?? 0;
     const out = await this.run(
       [tokens],
@@ -87,7 +107,7 @@ export class CausalLM {
       new BigInt64Array(pastLen + tokens.length).fill(1n),
       pastLen,
       past ? tensorsOf(past) : null,
-      { last: [[tokens.length - 1]] },
+      { last: [[tokens.length - 1]], splices: [splices] },
     );
     this.release(past); // an earlier chunk's device cache: present.* replaces it
     const [, rows] = out.logits.dims;
@@ -117,13 +137,13 @@ export class CausalLM {
    * logits taken at its own last token; where onnxruntime cannot run the rows together
    * (several tokens after a past) each runs alone.
    */
-  async prefillMany(items: { tokens: number[]; past: SeqCache | null }[]): Promise<{ logits: LogitsRow; kv: SeqCache }[]> {
-    if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past)];
+  async prefillMany(items: PrefillInput[]): Promise<{ logits: LogitsRow; kv: SeqCache }[]> {
+    if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past, items[0].splices)];
     const W = Math.max(...items.map((it) => it.past?.length ?? 0));
     const S = Math.max(...items.map((it) => it.tokens.length));
     if (!this.io.batchesPrefixedChunks && W > 0 && S > 1) {
       const results = [];
-      for (const it of items) results.push(await this.prefill(it.tokens, it.past));
+      for (const it of items) results.push(await this.prefill(it.tokens, it.past, it.splices));
       return results;
     }
     const right = this.io.padding === 'right';
@@ -155,7 +175,9 @@ export class CausalLM {
       // Right-padded rows end at different positions: each row's own (or, where the graph can
       // only keep the last, every position's logits come back).
       const last = items.map(({ tokens }) => [right ? tokens.length - 1 : S - 1]);
-      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last });
+      // Left padding moves each row's tokens (and so its image features) right by its padding.
+      const splices = items.map(({ tokens, splices }) => splices?.map((x) => ({ ...x, at: x.at + (right ? 0 : S - tokens.length) })));
+      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last, splices });
     } finally {
       for (const t of packed?.device ?? []) t.dispose();
     }
@@ -250,16 +272,15 @@ export class CausalLM {
     mask: BigInt64Array,
     pastLen: number,
     past: KvArray[] | Tensor[] | null,
-    { timings, started = 0, keepAll = false, last }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[][] },
+    { timings, started = 0, keepAll = false, last, splices }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[][]; splices?: (readonly EmbedSplice[] | undefined)[] },
   ): Promise<{ logits: Tensor; kv: Tensor[]; best?: BestTokens }> {
     const { Tensor } = this.backend;
     const io = this.io;
     const rows = ids.length;
     const len = ids[0].length;
-    const feeds: Record<string, Tensor> = {
-      input_ids: new Tensor('int64', BigInt64Array.from(ids.flat(), BigInt), [rows, len]),
-      attention_mask: new Tensor('int64', mask, [rows, pastLen + len]),
-    };
+    const feeds: Record<string, Tensor> = { attention_mask: new Tensor('int64', mask, [rows, pastLen + len]) };
+    if (this.embedder) feeds.inputs_embeds = await this.embedder.embed(ids, splices);
+    else feeds.input_ids = new Tensor('int64', BigInt64Array.from(ids.flat(), BigInt), [rows, len]);
     if (io.positionIds) {
       const start = BigInt(io.positionStart);
       feeds.position_ids = new Tensor('int64', BigInt64Array.from(positions.flat(), (p) => BigInt(p) + start), [rows, len]);
@@ -372,6 +393,7 @@ export class CausalLM {
 
   async dispose(): Promise<void> {
     await this.head.dispose();
+    await this.embedder?.dispose();
     await this.session.release();
   }
 }

@@ -19,21 +19,36 @@ export function dtypeFor(entry: Pick<CatalogEntry, 'id' | 'dtype'>, device: stri
   return entry.dtype?.[device as keyof NonNullable<CatalogEntry['dtype']>] ?? 'fp32';
 }
 
-export function onnxFileFor(entry: Pick<CatalogEntry, 'id' | 'dtype'>, device: string): string {
-  return onnxFileForDtype(dtypeFor(entry, device), entry.id);
+/**
+ * The graphs of a checkpoint by their file's base name: a text model is one `model`; a
+ * vision-language model (onnx-community's layout, as transformers.js loads it) is a decoder on
+ * inputs_embeds, the token embedding table, and the vision encoder.
+ */
+export const VLM_GRAPHS = { decoder: 'decoder_model_merged', embed: 'embed_tokens', vision: 'vision_encoder' } as const;
+
+/** Vision-language architectures the engine runs (VLM_GRAPHS' layout; their text model is config.text_config). */
+export const VISION_TYPES = ['idefics3'] as const;
+
+export function isVisionType(type: string | undefined): boolean {
+  return (VISION_TYPES as readonly string[]).includes(type ?? '');
 }
 
-export function onnxFileForDtype(dtype: string, id = 'the model'): string {
+export function onnxFileFor(entry: Pick<CatalogEntry, 'id' | 'dtype'>, device: string, graph = 'model'): string {
+  return onnxFileForDtype(dtypeFor(entry, device), entry.id, graph);
+}
+
+/** `graph`: the file's base name (`model`, or one of VLM_GRAPHS). */
+export function onnxFileForDtype(dtype: string, id = 'the model', graph = 'model'): string {
   const suffix = DTYPE_SUFFIX[dtype];
   if (suffix === undefined) throw new Error(`unknown dtype "${dtype}" for ${id} (known: ${Object.keys(DTYPE_SUFFIX).join(', ')})`);
-  return `onnx/model${suffix}.onnx`;
+  return `onnx/${graph}${suffix}.onnx`;
 }
 
-/** The dtypes whose ONNX file a folder holds. */
-export async function dtypesIn(fs: FileReader, folder: string): Promise<string[]> {
+/** The dtypes whose ONNX file of `graph` a folder holds. */
+export async function dtypesIn(fs: FileReader, folder: string, graph = 'model'): Promise<string[]> {
   const found: string[] = [];
   for (const [dtype, suffix] of Object.entries(DTYPE_SUFFIX)) {
-    if (await fs.exists(joinPath(folder, `onnx/model${suffix}.onnx`))) found.push(dtype);
+    if (await fs.exists(joinPath(folder, `onnx/${graph}${suffix}.onnx`))) found.push(dtype);
   }
   return found;
 }
@@ -86,12 +101,13 @@ export async function createModelSession(
   entry: CatalogEntry,
   deviceOutputs?: string[],
   edit?: GraphEdit,
+  graph = 'model',
 ): Promise<InferenceSession> {
   const wanted = dtypeFor(entry, backend.device);
-  const file = onnxFileForDtype(wanted, entry.id);
+  const file = onnxFileForDtype(wanted, entry.id, graph);
   if (!(await backend.exists(joinPath(folder, file)))) {
-    const have = await dtypesIn(backend, folder);
-    throw new Error(`${entry.id}: dtype "${wanted}" (${file}) is not in ${folder}; it has: ${have.join(', ') || 'no onnx/model*.onnx'}`);
+    const have = await dtypesIn(backend, folder, graph);
+    throw new Error(`${entry.id}: dtype "${wanted}" (${file}) is not in ${folder}; it has: ${have.join(', ') || `no onnx/${graph}*.onnx`}`);
   }
   const data = (await externalDataFiles(backend, folder, file)).map((d) => joinPath(folder, d));
   if (edit && backend.readBytes) {
@@ -169,6 +185,8 @@ interface CheckpointConfig extends ClassifierConfig {
   num_key_value_heads?: number;
   head_dim?: number;
   pad_token_id?: number;
+  /** A vision-language model's text model. */
+  text_config?: CheckpointConfig;
 }
 
 /** Encoders whose positions start after padding_idx (transformers' create_position_ids_from_input_ids). */
@@ -207,12 +225,15 @@ export async function validateCheckpoint(
     if (!(await fs.exists(joinPath(folder, f)))) problems.push(`${f} is missing`);
   }
   const type = config?.model_type;
-  const isDecoder = type !== undefined && (DECODER_TYPES as readonly string[]).includes(type);
+  const vision = isVisionType(type);
+  // A VLM's text model (its size, context and decoder) is described by text_config.
+  if (vision && config) config = { ...(config.text_config ?? {}), model_type: type };
+  const isDecoder = vision || (type !== undefined && (DECODER_TYPES as readonly string[]).includes(type));
   const isEncoder = type !== undefined && (ENCODER_TYPES as readonly string[]).includes(type);
   if (config && !type) problems.push('config.json has no model_type');
   else if (config && !isDecoder && !isEncoder) {
     problems.push(
-      `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')})`,
+      `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; vision-language: ${VISION_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')})`,
     );
   }
   const crossEncoder = config !== undefined && isEncoder && isCrossEncoderConfig(config);
@@ -225,23 +246,30 @@ export async function validateCheckpoint(
   }
 
   // Which ONNX file is wanted: the entry's dtype for the device, else any the folder has.
-  let wanted: string | undefined;
-  if (opts.entry) {
-    try {
-      wanted = onnxFileFor(opts.entry as CatalogEntry, opts.device ?? 'cpu');
-    } catch (e) {
-      problems.push((e as Error).message);
-    }
-  }
-  const candidates = opts.onnxFiles ?? Object.values(DTYPE_SUFFIX).map((s) => `onnx/model${s}.onnx`);
+  // A VLM needs each of its graphs in the dtype (checked for the decoder first, then the others).
+  const graphs: string[] = vision ? Object.values(VLM_GRAPHS) : ['model'];
   const present: string[] = [];
-  for (const f of wanted ? [wanted] : candidates) if (await fs.exists(joinPath(folder, f))) present.push(f);
-  if (wanted && !present.length) {
-    const have = await dtypesIn(fs, folder);
-    problems.push(
-      `${wanted} is missing (dtype "${dtypeFor(opts.entry!, opts.device ?? 'cpu')}" for ${opts.device ?? 'cpu'}); the folder has dtypes: ${have.join(', ') || 'none'}`,
-    );
-  } else if (!present.length) problems.push('no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx');
+  for (const graph of graphs) {
+    let wanted: string | undefined;
+    if (opts.entry) {
+      try {
+        wanted = onnxFileFor(opts.entry as CatalogEntry, opts.device ?? 'cpu', graph);
+      } catch (e) {
+        problems.push((e as Error).message);
+        break;
+      }
+    }
+    const candidates = opts.onnxFiles?.filter((f) => f.startsWith(`onnx/${graph}`)) ?? Object.values(DTYPE_SUFFIX).map((s) => `onnx/${graph}${s}.onnx`);
+    const found: string[] = [];
+    for (const f of wanted ? [wanted] : candidates) if (await fs.exists(joinPath(folder, f))) found.push(f);
+    present.push(...found);
+    if (wanted && !found.length) {
+      const have = await dtypesIn(fs, folder, graph);
+      problems.push(
+        `${wanted} is missing (dtype "${dtypeFor(opts.entry!, opts.device ?? 'cpu')}" for ${opts.device ?? 'cpu'}); the folder has dtypes: ${have.join(', ') || 'none'}`,
+      );
+    } else if (!found.length) problems.push(`no ONNX model: expected onnx/${graph}.onnx or onnx/${graph}_<dtype>.onnx`);
+  }
   if (problems.length) throw new CheckpointError(folder, problems);
 
   let task: CheckpointInfo['task'] = crossEncoder ? 'rerank' : isEncoder || (await isDecoderEmbedder(fs, folder, config!)) ? 'embedding' : 'completion';

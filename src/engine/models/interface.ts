@@ -42,6 +42,8 @@ export interface DecoderInterface {
    * step's logits, so speculative decoding stays off.
    */
   positionsIndependent: boolean;
+  /** Where the graph takes inputs_embeds instead of input_ids (a VLM's decoder): their type and width. */
+  inputsEmbeds?: { type: KvType; hidden: number };
 }
 
 const FLOAT_TYPES = new Set<string>(['float32', 'float16']);
@@ -68,7 +70,9 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
   const inputs = new Map(session.inputMetadata.map((m) => [m.name, m]));
   const outputs = new Map(session.outputMetadata.map((m) => [m.name, m]));
   const problems: string[] = [];
-  for (const name of ['input_ids', 'attention_mask']) if (!inputs.has(name)) problems.push(`no input "${name}"`);
+  // A VLM's decoder takes embeddings (the token table's, with image features spliced in) instead of ids.
+  const embeds = inputs.has('inputs_embeds') && !inputs.has('input_ids');
+  for (const name of [embeds ? 'inputs_embeds' : 'input_ids', 'attention_mask']) if (!inputs.has(name)) problems.push(`no input "${name}"`);
   if (!outputs.has(output)) problems.push(`no output "${output}"`);
   const layers = [...inputs.keys()].filter((n) => /^past_key_values\.\d+\.key$/.test(n)).length;
   if (layers === 0) problems.push('no past_key_values.N.key inputs (an export without a KV cache)');
@@ -84,7 +88,10 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
   // [batch, kv_heads, past_len, head_dim]: fixed numbers in real exports, else the config's.
   const [, heads, , dim] = past.shape;
   const fusedAttention = ops.has('GroupQueryAttention');
+  const embedsMeta = embeds ? tensorMeta(inputs.get('inputs_embeds')!) : undefined;
+  const hidden = embedsMeta?.shape[2];
   return {
+    inputsEmbeds: embedsMeta ? { type: floatType(embedsMeta.type, 'inputs_embeds'), hidden: typeof hidden === 'number' ? hidden : config.hidden_size } : undefined,
     layers,
     kvHeads: typeof heads === 'number' ? heads : (config.num_key_value_heads ?? config.num_attention_heads),
     headDim: typeof dim === 'number' ? dim : (config.head_dim ?? config.hidden_size / config.num_attention_heads),
@@ -101,7 +108,7 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
   };
 }
 
-const KNOWN_INPUT = /^(input_ids|attention_mask|position_ids|num_logits_to_keep|hearth_logits_position|use_cache_branch|past_key_values\.\d+\.(key|value))$/;
+const KNOWN_INPUT = /^(input_ids|inputs_embeds|attention_mask|position_ids|num_logits_to_keep|hearth_logits_position|use_cache_branch|past_key_values\.\d+\.(key|value))$/;
 
 function tensorMeta(m: InferenceSession.ValueMetadata): { type: string; shape: readonly (number | string)[] } {
   return m.isTensor ? m : { type: 'unknown', shape: [] };

@@ -4,6 +4,7 @@ import { chatTemplateFile, type FileReader } from '../models/files.js';
 import type { ChatMessage, ToolDefinition, ToolSyntax } from '../protocol.js';
 import { THINK_CLOSE, THINK_OPEN, writesThinking } from '../thinking/tags.js';
 import { byteLevelTokenBytes } from './byte-level.js';
+import { templateMessages } from './content.js';
 import { templateTakesTools, withFallbackTools } from './tool-prompt.js';
 import { CALL_MARKERS, detectToolSyntax, withMistralCallIds } from './tool-syntax.js';
 
@@ -27,6 +28,8 @@ export class TextCodec {
   readonly writesThinking: boolean;
   /** `<think>`'s token id, where it is a token. */
   readonly thinkOpenId?: number;
+  /** Whether the template reads each message's content as a list of parts (a VLM's: set at load). */
+  readsParts = false;
 
   private constructor(readonly tokenizer: PreTrainedTokenizer) {
     const json = (tokenizer as unknown as { _tokenizerJSON: TokenizerJson })._tokenizerJSON;
@@ -75,7 +78,8 @@ export class TextCodec {
    */
   renderChat(messages: ChatMessage[], tools?: ToolDefinition[], kwargs: Record<string, unknown> = {}, addGenerationPrompt = true): string {
     const native = templateTakesTools(this.template);
-    const shown = !native ? withFallbackTools(messages, tools) : this.toolSyntax === 'mistral' ? withMistralCallIds(messages) : messages;
+    const withTools = !native ? withFallbackTools(messages, tools) : this.toolSyntax === 'mistral' ? withMistralCallIds(messages) : messages;
+    const shown = templateMessages(withTools, this.readsParts);
     try {
       return this.tokenizer.apply_chat_template(shown as never, {
         ...templateVariables(kwargs),
