@@ -87,6 +87,10 @@ export interface RouterOptions {
   maxEmbeddingTokens?: number;
   /** Most generations one request may start, prompts × n (default 128). */
   maxGenerations?: number;
+  /** Most images in one request (default 16). */
+  maxImages?: number;
+  /** Largest image, in bytes once decoded from its data: URL (default 20,000,000). */
+  maxImageBytes?: number;
   /** Prefix the OpenAI routes are mounted under (default "/v1"). */
   basePath?: string;
 }

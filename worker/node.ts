@@ -10,9 +10,10 @@ import { nodeHub } from '../src/engine/hub/node.js';
 import { startNodeGrammarTrial } from '../src/engine/structured/node-trial.js';
 import { setGrammarTrial } from '../src/engine/structured/trial.js';
 
-const { device, kvCacheMb, speculative, threads, hubCacheDir, grammarCompileMs } = workerData as {
+const { device, kvCacheMb, speculative, threads, hubCacheDir, grammarCompileMs, maxImagePixels } = workerData as {
   device: Device;
   kvCacheMb?: number;
+  maxImagePixels?: number;
   speculative?: SpeculativeMode;
   threads?: number;
   hubCacheDir?: string;
@@ -22,4 +23,4 @@ const { device, kvCacheMb, speculative, threads, hubCacheDir, grammarCompileMs }
 const hub = hubCacheDir ? nodeHub({ cacheDir: hubCacheDir }) : undefined;
 // Grammars compile first in worker threads of their own, which a compile past its budget ends.
 setGrammarTrial(startNodeGrammarTrial({ budgetMs: grammarCompileMs }));
-exposeEngine(createEngine(nodeBackend(device, { threads }), { kvCacheMb, speculative, hub }), nodeEndpoint(parentPort!));
+exposeEngine(createEngine(nodeBackend(device, { threads }), { kvCacheMb, speculative, hub, maxImagePixels }), nodeEndpoint(parentPort!));

@@ -45,6 +45,11 @@ const INVALID_JSON =
 
 /** The body as a JSON object; 400 invalid_json when it is not JSON, 400 invalid_value when not an object. */
 export async function readJsonObject(req: Request, maxBytes: number): Promise<Record<string, unknown>> {
+  return (await readJsonWithSize(req, maxBytes)).value;
+}
+
+/** The same, with the body's size in bytes. */
+export async function readJsonWithSize(req: Request, maxBytes: number): Promise<{ value: Record<string, unknown>; bytes: number }> {
   const bytes = await readBodyBytes(req, maxBytes);
   let value: unknown;
   try {
@@ -55,5 +60,5 @@ export async function readJsonObject(req: Request, maxBytes: number): Promise<Re
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw invalidRequest('The request body must be a JSON object.');
   }
-  return value as Record<string, unknown>;
+  return { value: value as Record<string, unknown>, bytes: bytes.length };
 }

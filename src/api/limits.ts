@@ -10,15 +10,21 @@ export interface RequestLimits {
   embeddingTokens: number;
   /** Generations one request starts: prompts × n on /v1/completions and /generate. */
   generations: number;
+  /** Images one request may hold (--max-images). */
+  images: number;
+  /** An image's bytes, decoded from its data: URL (--max-image-bytes; a 413 past it). */
+  imageBytes: number;
 }
 
-export const DEFAULT_LIMITS: RequestLimits = { embeddingInputs: 2048, embeddingTokens: 300_000, generations: 128 };
+export const DEFAULT_LIMITS: RequestLimits = { embeddingInputs: 2048, embeddingTokens: 300_000, generations: 128, images: 16, imageBytes: 20_000_000 };
 
-export function requestLimits(o: { maxEmbeddingInputs?: number; maxEmbeddingTokens?: number; maxGenerations?: number }): RequestLimits {
+export function requestLimits(o: { maxEmbeddingInputs?: number; maxEmbeddingTokens?: number; maxGenerations?: number; maxImages?: number; maxImageBytes?: number }): RequestLimits {
   return {
     embeddingInputs: o.maxEmbeddingInputs ?? DEFAULT_LIMITS.embeddingInputs,
     embeddingTokens: o.maxEmbeddingTokens ?? DEFAULT_LIMITS.embeddingTokens,
     generations: o.maxGenerations ?? DEFAULT_LIMITS.generations,
+    images: o.maxImages ?? DEFAULT_LIMITS.images,
+    imageBytes: o.maxImageBytes ?? DEFAULT_LIMITS.imageBytes,
   };
 }
 

@@ -15,6 +15,7 @@ import { messages } from './routes/messages.js';
 import { countTokens } from './routes/count-tokens.js';
 import { anthropicErrors } from './messages/errors.js';
 import { isAnthropicClient, MESSAGES_PATH } from './messages/client.js';
+import { imageAllowance } from './images.js';
 import { deleteResponse, getResponse, listInputItems } from './routes/stored-responses.js';
 import { completions } from './routes/completions.js';
 import { embeddings } from './routes/embeddings.js';
@@ -177,9 +178,12 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
 
   // A declared oversize body is refused before anything else reads it; bodies
   // without (or lying about) a length are capped while being read.
+  // Routes that take images may read their data: URLs besides (images.ts).
+  const imageRoutes = new Set([`${base}/chat/completions`, `${base}/responses`, '/v1/messages']);
+  const withImages = maxBodyBytes + imageAllowance(deps.limits);
   const sizeGate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     try {
-      checkContentLength(c.req.raw, maxBodyBytes);
+      checkContentLength(c.req.raw, imageRoutes.has(c.req.path) ? withImages : maxBodyBytes);
     } catch (err) {
       return errorToResponse(err, c.get('requestId'));
     }

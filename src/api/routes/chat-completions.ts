@@ -7,6 +7,7 @@ import { GenerationSet } from '../generation.js';
 import { reserveGeneration } from '../charge.js';
 import { jsonResponse } from '../errors.js';
 import { checkGenerations } from '../limits.js';
+import { takesImages } from '../images.js';
 import { nowSeconds, randomId } from '../ids.js';
 import { chatLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
@@ -18,10 +19,10 @@ import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSe
 
 export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(chatRequestSchema, await readJson(c, deps));
+    const body = parseBody(chatRequestSchema, await readJson(c, deps, { images: true }));
     checkGenerations(1, body.n ?? 1, deps.limits, { prompt: 'messages', n: 'n' });
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
-    const call = toChatCall(body, model.tool_syntax);
+    const call = toChatCall(body, model.tool_syntax, takesImages(model) ? deps.limits : undefined);
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);

@@ -35,7 +35,7 @@ export function messages(deps: RouteDeps) {
 
 function respond(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(messagesRequestSchema, await readJson(c, deps));
+    const body = parseBody(messagesRequestSchema, await readJson(c, deps, { images: true }));
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const call = toMessagesCall(body, model);
     if (deps.runtime.upstreams?.pool(model.id)) {

@@ -39,7 +39,7 @@ export function responses(deps: RouteDeps) {
 
 function respond(deps: RouteDeps) {
   return async (c: Ctx, read: (body: ResponsesRequest) => void): Promise<Response> => {
-    const raw = await readJson(c, deps);
+    const raw = await readJson(c, deps, { images: true });
     const body = parseBody(responsesRequestSchema, raw);
     read(body);
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);

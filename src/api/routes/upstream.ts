@@ -13,6 +13,7 @@ import { readJsonObject } from '../body.js';
 import { costUsd, maxPromptCost, usageRecord } from '../charge.js';
 import type { Ctx, RouteDeps, TaskUse } from '../context.js';
 import { defaultTextModel, resolveModel } from '../context.js';
+import { imageAllowance } from '../images.js';
 
 export type UpstreamEndpoint = 'chat' | 'completion' | 'embedding' | 'generate';
 
@@ -73,7 +74,8 @@ export function upstreamOr(deps: RouteDeps, endpoint: UpstreamEndpoint, local: (
     const upstreams = runtime.upstreams;
     if (!upstreams?.size) return local(c);
     // A copy: the local route reads the original body itself.
-    const body = await readJsonObject(c.req.raw.clone(), deps.maxBodyBytes);
+    // Chat bodies may carry images beyond the body limit (images.ts): read as far as the local route would.
+    const body = await readJsonObject(c.req.raw.clone(), deps.maxBodyBytes + (endpoint === 'chat' ? imageAllowance(deps.limits) : 0));
     const id = typeof body.model === 'string' ? body.model : endpoint === 'generate' && body.model == null ? await defaultTextModel(runtime) : null;
     if (!id || !upstreams.pool(id)) return local(c);
     const model = await resolveModel(runtime, id, USE[endpoint]);

@@ -1,7 +1,9 @@
 // POST /v1/chat/completions body → what the engine needs.
 import { z } from 'zod';
 import { invalidRequest } from '../errors.js';
-import type { ChatMessage, SamplingParams, ToolSyntax } from '../../engine/protocol.js';
+import type { ChatContentPart, ChatMessage, SamplingParams, ToolSyntax } from '../../engine/protocol.js';
+import { checkImageCount, imageFromUrl } from '../images.js';
+import type { RequestLimits } from '../limits.js';
 import * as c from './common.js';
 import { checkDepth } from './depth.js';
 import { REASONING_EFFORTS, thinkingKwargs } from '../reasoning/index.js';
@@ -12,8 +14,9 @@ const contentPart = z.looseObject({ type: z.string(), text: z.unknown().optional
 
 const imageUrl = z.object({ url: z.string().min(1), detail: c.imageDetail.nullish() });
 
-// Text parts are joined into one string. Image parts are checked here and refused per model
-// (toChatMessages); any other part (input_audio, file) is refused with a 400 naming it.
+// Text parts are joined into one string, or kept as parts around images where the model reads
+// them (toChatMessages; a text-only model refuses them). Any other part (input_audio, file) is
+// refused with a 400 naming it.
 const content = z.union([
   z.string(),
   z.array(contentPart).superRefine((parts, ctx) => {
@@ -80,25 +83,44 @@ export interface ChatCall {
   tools: ToolPlan;
 }
 
-function joinContent(v: z.output<typeof content> | undefined): string {
+/** A message's content for the engine: text joined, or parts in order where it holds images a model reads. */
+function messageContent(v: z.output<typeof content> | undefined, i: number, images: ImageReading | undefined): ChatMessage['content'] {
   if (v == null) return '';
   if (typeof v === 'string') return v;
-  return v.map((p) => p.text as string).join('');
+  if (!images || !v.some((p) => p.type === 'image_url')) return v.map((p) => p.text as string).join('');
+  return v.map((p, j): ChatContentPart => {
+    if (p.type !== 'image_url') return { type: 'text', text: p.text as string };
+    const part = `messages[${i}].content[${j}]`;
+    const { url, detail } = p.image_url as z.output<typeof imageUrl>;
+    images.count++;
+    checkImageCount(images.count, images.limits, part);
+    return { type: 'image', image: imageFromUrl(url, part, `${part}.image_url.url`, images.limits, detail ?? undefined) };
+  });
+}
+
+/** A model that reads images, and how many a request has sent it so far. */
+interface ImageReading {
+  limits: RequestLimits;
+  count: number;
 }
 
 /**
  * The messages as chat templates take them; /tokenize renders them through this too, so its
- * counts are chat's. No model served takes images yet (every entry's input_modalities is
- * ["text"]), so an image part is refused with the model's name and the part's path.
+ * counts are chat's. `images`: the request limits where the model reads images (its
+ * input_modalities include "image"); without them an image part is refused with the model's
+ * name and the part's path.
  */
-export function toChatMessages(list: z.output<typeof chatMessage>[], model: string): ChatMessage[] {
-  list.forEach((m, i) => {
-    if (!Array.isArray(m.content)) return;
-    const j = m.content.findIndex((p) => p.type === 'image_url');
-    if (j >= 0) c.noImages(model, `messages[${i}].content[${j}]`);
-  });
+export function toChatMessages(list: z.output<typeof chatMessage>[], model: string, images?: RequestLimits): ChatMessage[] {
+  if (!images) {
+    list.forEach((m, i) => {
+      if (!Array.isArray(m.content)) return;
+      const j = m.content.findIndex((p) => p.type === 'image_url');
+      if (j >= 0) c.noImages(model, `messages[${i}].content[${j}]`);
+    });
+  }
+  const reading = images ? { limits: images, count: 0 } : undefined;
   return list.map((m, i) => {
-    const out: ChatMessage = { role: m.role, content: joinContent(m.content) };
+    const out: ChatMessage = { role: m.role, content: messageContent(m.content, i, reading) };
     if (m.name != null) out.name = m.name;
     if (m.tool_call_id != null) out.tool_call_id = m.tool_call_id;
     // Templates read reasoning_content (Qwen3's); where a client sent both, it is that one.
@@ -109,9 +131,9 @@ export function toChatMessages(list: z.output<typeof chatMessage>[], model: stri
   });
 }
 
-/** `syntax`: how the model writes tool calls (its ModelState's). */
-export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax): ChatCall {
-  const messages = toChatMessages(b.messages, b.model);
+/** `syntax`: how the model writes tool calls (its ModelState's); `images`: the request limits where it reads images. */
+export function toChatCall(b: ChatRequestBody, syntax?: ToolSyntax, images?: RequestLimits): ChatCall {
+  const messages = toChatMessages(b.messages, b.model, images);
   const sampling = c.samplingFrom(b, b.max_completion_tokens ?? b.max_tokens, b.logprobs ? c.pick(b.top_logprobs, 0) : -1);
   // With tools, a response_format shapes the reply when it calls none (auto); forced calls leave no room for it.
   const tools = planTools(b, syntax, responseFormatSchema(b.response_format));

@@ -26,6 +26,10 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --max-embedding-tokens N  tokens of one embeddings request's inputs in all
                          (default 300000, OpenAI's)
   --max-generations N    generations one request may start, prompts × n (default 128)
+  --max-images N         images one request may hold (default 16)
+  --max-image-bytes N    largest image in bytes (default 20000000; more is a 413)
+  --max-image-pixels N   largest image in pixels (default 50000000; more is a 413,
+                         refused from its header before it is decoded)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
   --speculative S        ngram (default: drafts by prompt lookup while one request
                          runs), draft (a catalog entry's draft model, prompt lookup
@@ -58,6 +62,9 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'rate-limit': { type: 'string' },
     'sandbox-cap-usd': { type: 'string' },
     'max-body-bytes': { type: 'string' },
+    'max-images': { type: 'string' },
+    'max-image-bytes': { type: 'string' },
+    'max-image-pixels': { type: 'string' },
     'max-embedding-inputs': { type: 'string' },
     'max-embedding-tokens': { type: 'string' },
     'max-generations': { type: 'string' },
@@ -105,6 +112,12 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (maxTokens !== undefined) o.maxEmbeddingTokens = maxTokens;
   const maxGenerations = intFlag('serve', 'max-generations', values['max-generations'], 1);
   if (maxGenerations !== undefined) o.maxGenerations = maxGenerations;
+  const maxImages = intFlag('serve', 'max-images', values['max-images'], 0);
+  if (maxImages !== undefined) o.maxImages = maxImages;
+  const maxImageBytes = intFlag('serve', 'max-image-bytes', values['max-image-bytes'], 1);
+  if (maxImageBytes !== undefined) o.maxImageBytes = maxImageBytes;
+  const maxImagePixels = intFlag('serve', 'max-image-pixels', values['max-image-pixels'], 1);
+  if (maxImagePixels !== undefined) o.maxImagePixels = maxImagePixels;
   const kvMb = intFlag('serve', 'kv-cache-mb', values['kv-cache-mb'], 0);
   if (kvMb !== undefined) o.kvCacheMb = kvMb;
   if (values.speculative !== undefined) {

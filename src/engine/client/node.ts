@@ -18,6 +18,8 @@ export interface NodeEngine extends Required<EngineApi> {
 export interface NodeEngineOptions {
   device?: Device;
   kvCacheMb?: number;
+  /** The most pixels an image may have (default 50,000,000). */
+  maxImagePixels?: number;
   /** Speculative decoding where a catalog entry does not say (default 'ngram'). */
   speculative?: SpeculativeMode;
   /** CPU threads of each graph run (default: onnxruntime's, one per core). */
@@ -51,7 +53,7 @@ export function startNodeEngine(opts: NodeEngineOptions = {}): NodeEngine {
 
   function spawn() {
     const script = workerScript(opts.workerFile ?? workerFile('node', import.meta.url));
-    const workerData = { device, kvCacheMb: opts.kvCacheMb, speculative: opts.speculative, threads: opts.threads, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs };
+    const workerData = { device, kvCacheMb: opts.kvCacheMb, maxImagePixels: opts.maxImagePixels, speculative: opts.speculative, threads: opts.threads, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs };
     const worker = new Worker(script.entry, { workerData, eval: script.eval });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
     worker.unref();

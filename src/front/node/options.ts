@@ -27,6 +27,12 @@ export interface ServeOptions {
   maxEmbeddingTokens?: number;
   /** Most generations one request may start, prompts × n (default 128). */
   maxGenerations?: number;
+  /** Images one chat request may hold (default 16). */
+  maxImages?: number;
+  /** An image's bytes (default 20,000,000; a 413 past it). */
+  maxImageBytes?: number;
+  /** An image's pixels (default 50,000,000; a 413 past it, before it is decoded). */
+  maxImagePixels?: number;
   /** Memory for each model's prefix cache in MiB (default 256; 0 turns it off). */
   kvCacheMb?: number;
   /** Speculative decoding where a catalog entry does not say (default 'ngram'). */

@@ -78,6 +78,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const local = startNodeEngine({
     device: opts.device,
     kvCacheMb: opts.kvCacheMb,
+    maxImagePixels: opts.maxImagePixels,
     speculative: opts.speculative,
     threads: opts.threads,
     hubCacheDir: hubCacheDir(),
@@ -115,8 +116,8 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   };
   const stopWatching = ops.watch();
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
-  const { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations } = opts;
-  const app = createRouter(runtime, { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations });
+  const { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes } = opts;
+  const app = createRouter(runtime, { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes });
 
   // Every answer, even to a request the router never sees, is an envelope with an x-request-id.
   const server = await new Promise<HttpServer>((resolve, reject) => {

@@ -1,0 +1,77 @@
+// Images in requests: a part's URL → the bytes the engine decodes. data: URLs everywhere;
+// http(s) only from hosts the server was told it may fetch from (none by default: a local
+// server that fetches whatever a request names is an SSRF hole).
+import type { ImageInput, ModelState } from '../engine/protocol.js';
+import { ApiError, invalidRequest, tooLarge } from './errors.js';
+import type { RequestLimits } from './limits.js';
+
+/** The image types a data: URL may carry (the decoders read these; a GIF gives its first frame). */
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/jpg', 'image/webp', 'image/gif']);
+
+/** Whether a model reads images (its input_modalities say so). */
+export const takesImages = (model: Pick<ModelState, 'input_modalities'>): boolean => model.input_modalities?.includes('image') === true;
+
+/**
+ * What a body that carries images may hold beyond the body limit: the most images a request may
+ * have, each as a base64 data: URL of the largest size allowed. Only routes that take images
+ * read that far (imageBodyLimit), and their text must still fit the body limit (checkBodyText).
+ */
+export function imageAllowance(limits: RequestLimits): number {
+  return limits.images * (Math.ceil(limits.imageBytes / 3) * 4 + 64);
+}
+
+/**
+ * The body limit applied to the rest of a body once its images' data: URLs are left out (a
+ * 1 MiB text is a 413 whatever images ride along).
+ */
+export function checkBodyText(body: unknown, bodyBytes: number, maxBodyBytes: number): void {
+  if (bodyBytes - dataUrlBytes(body) > maxBodyBytes) throw tooLarge(maxBodyBytes);
+}
+
+/** The characters of every data:image/ string in a parsed body (ASCII: one byte each). */
+function dataUrlBytes(v: unknown): number {
+  if (typeof v === 'string') return v.startsWith('data:image/') ? v.length : 0;
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + dataUrlBytes(x), 0);
+  if (v && typeof v === 'object') return Object.values(v).reduce((n: number, x) => n + dataUrlBytes(x), 0);
+  return 0;
+}
+
+/** The 400 for more image parts than a request may hold; `param` names the first one over. */
+export function checkImageCount(count: number, limits: RequestLimits, param: string): void {
+  if (count > limits.images) throw invalidRequest(`The request has ${count} images; one request may have at most ${limits.images}.`, param);
+}
+
+/**
+ * A part's image as bytes. `param`: the part's path (messages[1].content[0]); `urlParam`: its
+ * URL's (…image_url.url), which a fault in the URL is blamed on. The payload's decoded size is
+ * known from its length, so one over the limit is refused (413) before it is decoded.
+ */
+export function imageFromUrl(url: string, param: string, urlParam: string, limits: RequestLimits, detail?: ImageInput['detail']): ImageInput {
+  const input = (bytes: Uint8Array): ImageInput => ({ bytes, param, ...(detail ? { detail } : {}) });
+  if (/^https?:/i.test(url)) {
+    throw invalidRequest(`Image URLs are fetched only from hosts the server allows (hearth serve --image-url-hosts), and this server allows none; send the image as a data: URL.`, urlParam);
+  }
+  const m = /^data:([^,;]*)((?:;[^,;]*)*),/i.exec(url);
+  if (!m) throw invalidRequest(`An image URL must be a data: URL (data:image/png;base64,…); got one starting "${url.slice(0, 16)}".`, urlParam);
+  const type = m[1]!.toLowerCase();
+  if (!IMAGE_TYPES.has(type)) throw invalidRequest(`Images of type '${type || 'none given'}' are not supported; send image/png, image/jpeg, image/webp or image/gif.`, urlParam);
+  const payload = url.slice(m[0].length);
+  const base64 = /;base64$/i.test(m[2]!);
+  const decodedSize = base64 ? Math.floor((payload.length * 3) / 4) : payload.length;
+  if (decodedSize > limits.imageBytes + 2) throw imageTooLarge(limits.imageBytes, param);
+  const bytes = base64 ? fromBase64(payload, urlParam) : new TextEncoder().encode(decodeURIComponent(payload));
+  if (bytes.length > limits.imageBytes) throw imageTooLarge(limits.imageBytes, param);
+  if (bytes.length === 0) throw invalidRequest('The image is empty.', urlParam);
+  return input(bytes);
+}
+
+const imageTooLarge = (max: number, param: string) => new ApiError(413, 'invalid_request_error', 'request_too_large', `The image is larger than the limit of ${max} bytes.`, param);
+
+function fromBase64(text: string, param: string): Uint8Array {
+  const clean = text.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(clean)) throw invalidRequest('The image data: URL is not valid base64.', param);
+  const binary = atob(clean.replace(/-/g, '+').replace(/_/g, '/'));
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}

@@ -1,0 +1,36 @@
+// Pictures made in code and transformers.js's reply to them on the SmolVLM fixture: what every
+// front door must answer for the same folder and bytes.
+import { AutoModelForVision2Seq, AutoProcessor, RawImage, type Tensor } from '@huggingface/transformers';
+import sharp from 'sharp';
+import { transformersOnExports } from './exports.js';
+
+export const VLM_FIXTURE = 'smolvlm-export';
+
+/** width × height of seeded noise as a PNG (64×64: about 12 KB). */
+export function noisePng(width: number, height: number, seed: number): Promise<Buffer> {
+  const rgb = Buffer.alloc(width * height * 3);
+  let s = seed;
+  for (let i = 0; i < rgb.length; i++) rgb[i] = (s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 24;
+  return sharp(rgb, { raw: { width, height, channels: 3 } }).png().toBuffer();
+}
+
+export const dataUrl = (bytes: Buffer, type = 'image/png') => `data:${type};base64,${bytes.toString('base64')}`;
+
+/** transformers.js's greedy reply (text, special tokens skipped) and prompt token count for one image and a question. */
+export async function referenceImageReply(image: Buffer, question: string, maxNewTokens: number): Promise<{ text: string; promptTokens: number }> {
+  await transformersOnExports();
+  const processor = await AutoProcessor.from_pretrained(VLM_FIXTURE, { local_files_only: true });
+  const model = await AutoModelForVision2Seq.from_pretrained(VLM_FIXTURE, { dtype: 'fp32', device: 'cpu', local_files_only: true });
+  try {
+    const chat = [{ role: 'user', content: [{ type: 'image' }, { type: 'text', text: question }] }];
+    const prompt = processor.apply_chat_template(chat as never, { add_generation_prompt: true }) as unknown as string;
+    const inputs = (await processor(prompt, [await RawImage.fromBlob(new Blob([image as BlobPart]))])) as Record<string, Tensor>;
+    const n = inputs.input_ids!.dims.at(-1)!;
+    const out = (await model.generate({ ...inputs, max_new_tokens: maxNewTokens, do_sample: false } as never)) as Tensor;
+    const ids = Array.from(out.data as BigInt64Array, Number).slice(n);
+    const tokenizer = (processor as unknown as { tokenizer: { decode(ids: number[], o: object): string } }).tokenizer;
+    return { text: tokenizer.decode(ids, { skip_special_tokens: true }), promptTokens: n };
+  } finally {
+    await model.dispose();
+  }
+}

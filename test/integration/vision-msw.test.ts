@@ -1,0 +1,36 @@
+// hearth/msw in an app's test suite: the openai SDK's chat with an image part, answered in
+// process by the SmolVLM fixture, gives transformers.js's reply for the same folder and bytes.
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { transformersOnExports } from '../helpers/exports.js';
+import { useHearthMsw } from '../helpers/msw.js';
+import { dataUrl, noisePng, referenceImageReply, VLM_FIXTURE } from '../helpers/vision.js';
+
+const BASE_URL = 'https://vision.hearth.test/v1';
+const QUESTION = 'Describe the picture.';
+
+useHearthMsw(BASE_URL, { models: async () => [join(await transformersOnExports(), VLM_FIXTURE)] });
+
+let picture: Buffer;
+let reference: { text: string; promptTokens: number };
+
+beforeAll(async () => {
+  picture = await noisePng(48, 40, 11);
+  reference = await referenceImageReply(picture, QUESTION, 8);
+}, 300_000);
+
+describe('hearth/msw with a vision-language model', () => {
+  it("answers the openai SDK's image_url part with transformers.js's reply", async () => {
+    // Made after msw's setup: the SDK takes the fetch it patched.
+    const client = new OpenAI({ baseURL: BASE_URL, apiKey: 'svc_live_' + 'v'.repeat(32), maxRetries: 0 });
+    const reply = await client.chat.completions.create({
+      model: `svc/${VLM_FIXTURE}`,
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: dataUrl(picture) } }, { type: 'text', text: QUESTION }] }],
+      temperature: 0,
+      max_tokens: 8,
+    });
+    expect(reply.choices[0]!.message.content).toBe(reference.text);
+    expect(reply.usage!.prompt_tokens).toBe(reference.promptTokens);
+  });
+});

@@ -1,0 +1,95 @@
+// A chat with an image through the openai SDK, as an app sends it: a data: URL image_url part
+// to the SmolVLM fixture over `hearth serve` (a real process) gives transformers.js's greedy
+// reply for the same folder and bytes; the image limits answer 400 and 413 naming the part,
+// never a 500.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transformersOnExports } from '../helpers/exports.js';
+import { openapiAvailable, validateAgainst } from '../helpers/openapi.js';
+import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
+import { dataUrl, noisePng, referenceImageReply, VLM_FIXTURE } from '../helpers/vision.js';
+
+const MODEL = `svc/${VLM_FIXTURE}`;
+const MAX_TOKENS = 8;
+const QUESTION = 'What is in this image?';
+
+const ask = (url: string, text = QUESTION): OpenAI.ChatCompletionMessageParam[] => [
+  { role: 'user', content: [{ type: 'image_url', image_url: { url } }, { type: 'text', text }] },
+];
+
+let server: TestServer;
+let client: OpenAI;
+let picture: Buffer;
+let reference: { text: string; promptTokens: number };
+
+beforeAll(async () => {
+  const folder = join(await transformersOnExports(), VLM_FIXTURE);
+  picture = await noisePng(64, 64, 7);
+  reference = await referenceImageReply(picture, QUESTION, MAX_TOKENS);
+  const dataDir = await mkdtemp(join(tmpdir(), 'hearth-vision-'));
+  const key = await createKey(dataDir);
+  server = await startServer(['--models', folder, '--max-body-bytes', '4096', '--max-images', '2', '--max-image-bytes', '50000', '--max-image-pixels', '5000'], dataDir);
+  await waitReady(server.url).catch((e) => {
+    throw new Error(`${e.message}\n${server.output()}`);
+  });
+  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+}, 300_000);
+
+afterAll(async () => {
+  expect(await server?.stop()).toBe(0);
+});
+
+const create = (c: OpenAI, messages: OpenAI.ChatCompletionMessageParam[]) =>
+  c.chat.completions.create({ model: MODEL, messages, temperature: 0, max_tokens: MAX_TOKENS });
+
+describe('a chat with an image through the openai SDK', () => {
+  it('lists the VLM with input_modalities text and image', async () => {
+    expect(await client.models.retrieve(MODEL)).toMatchObject({ id: MODEL, input_modalities: ['text', 'image'] });
+  });
+
+  it("gets transformers.js's greedy reply and prompt count over hearth serve, in a body that validates, though the image is over the body limit", async () => {
+    expect(dataUrl(picture).length).toBeGreaterThan(4096);
+    const reply = await create(client, ask(dataUrl(picture)));
+    expect(reply.choices[0]!.message.content).toBe(reference.text);
+    expect(reply.usage!.prompt_tokens).toBe(reference.promptTokens);
+    if (openapiAvailable) expect(validateAgainst('CreateChatCompletionResponse', reply)).toEqual([]);
+  });
+
+  it('gets the same reply streamed', async () => {
+    const stream = await client.chat.completions.create({ model: MODEL, messages: ask(dataUrl(picture)), temperature: 0, max_tokens: MAX_TOKENS, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe(reference.text);
+  });
+
+  it('still holds the rest of the body to the body limit', async () => {
+    const err = await create(client, ask(dataUrl(picture), 'x'.repeat(5000))).catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err.status).toBe(413);
+  });
+
+  it('refuses, naming the part, more images than --max-images, an image over the byte or pixel limit, a bad payload, a type or a URL it does not take', async () => {
+    const url = dataUrl(picture);
+    const three: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: [0, 1, 2].map(() => ({ type: 'image_url' as const, image_url: { url } })) }];
+    const cases: [OpenAI.ChatCompletionMessageParam[], number, string, RegExp][] = [
+      [three, 400, 'messages[0].content[2]', /at most 2/],
+      [ask(dataUrl(Buffer.alloc(60_000, 1))), 413, 'messages[0].content[0]', /larger than the limit of 50000 bytes/],
+      [ask(dataUrl(await noisePng(80, 80, 3))), 413, 'messages[0].content[0]', /6400 pixels; the limit is 5000/],
+      [ask(dataUrl(Buffer.from('not an image at all'))), 400, 'messages[0].content[0]', /could not be decoded/],
+      [ask(dataUrl(picture, 'image/bmp')), 400, 'messages[0].content[0].image_url.url', /image\/bmp/],
+      [ask('https://example.com/cat.png'), 400, 'messages[0].content[0].image_url.url', /--image-url-hosts/],
+      [ask('file:///etc/passwd'), 400, 'messages[0].content[0].image_url.url', /data: URL/],
+    ];
+    for (const [messages, status, param, message] of cases) {
+      const err = await create(client, messages).catch((e) => e);
+      expect(err, param).toBeInstanceOf(OpenAI.APIError);
+      expect([err.status, err.param], String(message)).toEqual([status, param]);
+      expect(err.message).toMatch(message);
+    }
+    // The server answered each and still serves.
+    expect((await create(client, ask(url))).choices[0]!.message.content).toBe(reference.text);
+  });
+});
