@@ -28,11 +28,15 @@ export function checkBodyText(body: unknown, bodyBytes: number, maxBodyBytes: nu
   if (bodyBytes - dataUrlBytes(body) > maxBodyBytes) throw tooLarge(maxBodyBytes);
 }
 
-/** The characters of every data:image/ string in a parsed body (ASCII: one byte each). */
+/** The characters of every image payload in a parsed body (ASCII: one byte each): data:image/ URLs, and Anthropic's base64 sources' data. */
 function dataUrlBytes(v: unknown): number {
   if (typeof v === 'string') return v.startsWith('data:image/') ? v.length : 0;
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + dataUrlBytes(x), 0);
-  if (v && typeof v === 'object') return Object.values(v).reduce((n: number, x) => n + dataUrlBytes(x), 0);
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    if (o.type === 'base64' && typeof o.data === 'string') return o.data.length;
+    return Object.values(o).reduce((n: number, x) => n + dataUrlBytes(x), 0);
+  }
   return 0;
 }
 

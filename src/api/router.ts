@@ -179,7 +179,7 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   // A declared oversize body is refused before anything else reads it; bodies
   // without (or lying about) a length are capped while being read.
   // Routes that take images may read their data: URLs besides (images.ts).
-  const imageRoutes = new Set([`${base}/chat/completions`, `${base}/responses`, '/v1/messages']);
+  const imageRoutes = new Set([`${base}/chat/completions`, `${base}/responses`, '/v1/messages', '/v1/messages/count_tokens', '/tokenize']);
   const withImages = maxBodyBytes + imageAllowance(deps.limits);
   const sizeGate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     try {

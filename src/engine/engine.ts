@@ -143,7 +143,13 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
 
     // Any local model's tokenizer, whatever its task (vLLM tokenizes for every model it serves).
     async tokenize(req: TokenizeRequest) {
-      return tokenize(ready(req.model, ALL_TASKS).model.codec, req);
+      const { model } = ready(req.model, ALL_TASKS);
+      // A VLM's chat: its images expanded to their tokens, as generate runs it.
+      if (model.vision && 'messages' in req.prompt && req.add_generation_prompt !== false) {
+        const { ids } = await promptOf(model, req.prompt);
+        return req.return_token_strs ? { tokens: ids, token_strs: ids.map((id) => model.codec.tokenPiece(id)) } : { tokens: ids };
+      }
+      return tokenize(model.codec, req);
     },
 
     async detokenize(req: DetokenizeRequest) {

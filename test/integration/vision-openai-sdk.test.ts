@@ -5,8 +5,10 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GREEDY } from '../helpers/anthropic.js';
 import { transformersOnExports } from '../helpers/exports.js';
 import { openapiAvailable, validateAgainst } from '../helpers/openapi.js';
 import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
@@ -22,6 +24,7 @@ const ask = (url: string, text = QUESTION): OpenAI.ChatCompletionMessageParam[] 
 
 let server: TestServer;
 let client: OpenAI;
+let anthropic: Anthropic;
 let picture: Buffer;
 let reference: { text: string; promptTokens: number };
 
@@ -36,6 +39,7 @@ beforeAll(async () => {
     throw new Error(`${e.message}\n${server.output()}`);
   });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+  anthropic = new Anthropic({ baseURL: server.url, apiKey: key, maxRetries: 0 });
 }, 300_000);
 
 afterAll(async () => {
@@ -91,5 +95,29 @@ describe('a chat with an image through the openai SDK', () => {
     }
     // The server answered each and still serves.
     expect((await create(client, ask(url))).choices[0]!.message.content).toBe(reference.text);
+  });
+
+  it("gets the same reply from the Responses API's input_image, and names an input_image's path when it refuses one", async () => {
+    const input = (url: string): OpenAI.Responses.ResponseInput => [
+      { role: 'user', content: [{ type: 'input_image', image_url: url, detail: 'auto' }, { type: 'input_text', text: QUESTION }] },
+    ];
+    const reply = await client.responses.create({ model: MODEL, input: input(dataUrl(picture)), temperature: 0, max_output_tokens: MAX_TOKENS, store: false });
+    expect([reply.output_text, reply.usage!.input_tokens]).toEqual([reference.text, reference.promptTokens]);
+    expect(reply.usage!.input_tokens).toBe(reference.promptTokens);
+    const err = await client.responses.create({ model: MODEL, input: input('https://example.com/a.png'), max_output_tokens: 4 }).catch((e) => e);
+    expect([err.status, err.param]).toEqual([400, 'input[0].content[0].image_url']);
+  });
+
+  it("gets the same reply from Anthropic's Messages API with a base64 image block, and counts its tokens", async () => {
+    const content: Anthropic.ContentBlockParam[] = [
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: picture.toString('base64') } },
+      { type: 'text', text: QUESTION },
+    ];
+    const reply = await anthropic.messages.create({ model: MODEL, max_tokens: MAX_TOKENS, ...GREEDY, messages: [{ role: 'user', content }] });
+    expect(reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('')).toBe(reference.text);
+    // Anthropic's input_tokens leave out what the cache read (the same image and question came before).
+    expect(reply.usage.input_tokens + (reply.usage.cache_read_input_tokens ?? 0)).toBe(reference.promptTokens);
+    const counted = await anthropic.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content }] });
+    expect(counted.input_tokens).toBe(reference.promptTokens);
   });
 });

@@ -56,9 +56,16 @@ export function listed(item: InputItem): ResponseItem {
     type: 'message',
     role: item.role,
     status: 'completed',
-    content: texts(item.content).map((text) => ({ type: 'input_text', text })),
+    content: typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content.map(inputPart),
   };
   return out;
+}
+
+/** A user message's part as listed: its text, or its image (kept, so a continued conversation still shows it to the model). */
+function inputPart(p: { type: string; text?: unknown; image_url?: unknown; detail?: unknown }): ResponseInputMessageItem['content'][number] {
+  if (p.type !== 'input_image') return { type: 'input_text', text: String(p.text) };
+  const detail = p.detail === 'low' || p.detail === 'high' ? p.detail : 'auto';
+  return { type: 'input_image', image_url: typeof p.image_url === 'string' ? p.image_url : null, file_id: null, detail };
 }
 
 /** A request's own input as listed items (a string input is one user message). */

@@ -7,16 +7,17 @@ import { invalidRequest, jsonResponse } from '../errors.js';
 import { asMessagesError } from '../messages/errors.js';
 import { parseBody } from '../schemas/common.js';
 import { countTokensRequestSchema, promptOf, toMessagesCall } from '../schemas/messages.js';
+import { takesImages } from '../images.js';
 
 export function countTokens(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     try {
-      const body = parseBody(countTokensRequestSchema, await readJson(c, deps));
+      const body = parseBody(countTokensRequestSchema, await readJson(c, deps, { images: true }));
       const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
       if (deps.runtime.upstreams?.has(model.id) || !deps.runtime.engine.countTokens) {
         throw invalidRequest(`The model \`${model.id}\` is served by an engine that does not count tokens here.`, 'model');
       }
-      const call = toMessagesCall(body, model);
+      const call = toMessagesCall(body, model, takesImages(model) ? deps.limits : undefined);
       const [input_tokens] = await deps.runtime.engine.countTokens({ model: model.id, prompts: [promptOf(call)] });
       return jsonResponse({ input_tokens });
     } catch (err) {

@@ -20,6 +20,7 @@ import { replyMessage } from '../tools/respond.js';
 import { forwardMessages } from '../../upstream/messages.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
 import { forwardHeld } from './upstream.js';
+import { takesImages } from '../images.js';
 
 export function messages(deps: RouteDeps) {
   const answer = respond(deps);
@@ -37,7 +38,7 @@ function respond(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const body = parseBody(messagesRequestSchema, await readJson(c, deps, { images: true }));
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
-    const call = toMessagesCall(body, model);
+    const call = toMessagesCall(body, model, takesImages(model) ? deps.limits : undefined);
     if (deps.runtime.upstreams?.pool(model.id)) {
       const turn = { head: { id: randomId('msg_'), model: model.id }, chat: call.chat, stream: body.stream === true, sequences: call.sampling.stop, omitThinking: call.omitThinking };
       return forwardHeld(deps.runtime, c, model, 'chat', call.chat, (req) => forwardMessages(turn, req));

@@ -16,13 +16,14 @@ import { outputItems, responseObject, type ResponseBody, type ResponseHead } fro
 import { asResponsesError, responsesText } from '../responses/params.js';
 import { beginTurn } from '../responses/turn.js';
 import { parseBody } from '../schemas/common.js';
-import { refuseImages, responsesRequestSchema, toChatBody, toResponsesCall, type ResponsesRequest } from '../schemas/responses.js';
+import { checkImages, responsesRequestSchema, toChatBody, toResponsesCall, type ResponsesRequest } from '../schemas/responses.js';
 import { sseResponse } from '../sse.js';
 import { streamOneReply } from '../tools/one-reply.js';
 import { replyMessage } from '../tools/respond.js';
 import { forwardResponses } from '../../upstream/responses.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
 import { forwardHeld } from './upstream.js';
+import { takesImages } from '../images.js';
 
 export function responses(deps: RouteDeps) {
   const answer = respond(deps);
@@ -45,9 +46,10 @@ function respond(deps: RouteDeps) {
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const upstream = deps.runtime.upstreams?.pool(model.id);
     // An upstream model may take images: its server answers for them.
-    if (!upstream) refuseImages(body);
+    const images = takesImages(model) ? deps.limits : undefined;
+    if (!upstream) checkImages(body, images);
     const turn = await beginTurn(deps.runtime.access, c.get('principal'), body);
-    const call = toResponsesCall({ ...body, input: turn.input }, model.tool_syntax);
+    const call = toResponsesCall({ ...body, input: turn.input }, model.tool_syntax, upstream ? undefined : images);
     if (upstream) {
       const head: ResponseHead = { id: randomId('resp_'), created_at: Math.floor(Date.now() / 1000), model: model.id, body, call };
       const cost = toChatBody({ ...body, input: turn.input });

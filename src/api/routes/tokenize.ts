@@ -7,6 +7,7 @@ import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js'
 import { invalidRequest, jsonResponse } from '../errors.js';
 import { parseBody } from '../schemas/common.js';
 import { tokenizeInput, tokenizeRequestSchema } from '../schemas/tokenize.js';
+import { takesImages } from '../images.js';
 
 /** vLLM's TokenizeResponse. */
 export interface TokenizeResponse {
@@ -31,9 +32,9 @@ export async function tokenizerModel(deps: RouteDeps, id: string): Promise<Model
 
 export function tokenize(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(tokenizeRequestSchema, await readJson(c, deps));
+    const body = parseBody(tokenizeRequestSchema, await readJson(c, deps, { images: true }));
     const model = await tokenizerModel(deps, body.model);
-    const input = tokenizeInput(body, model.tool_syntax);
+    const input = tokenizeInput(body, model.tool_syntax, takesImages(model) ? deps.limits : undefined);
     const r = await deps.runtime.engine.tokenize!({ model: model.id, ...input });
     const reply: TokenizeResponse = {
       count: r.tokens.length,

@@ -13,6 +13,8 @@ import { asMessagesError } from '../messages/errors.js';
 import { chatRequestSchema, toChatCall, type ChatCall } from './chat.js';
 import * as c from './common.js';
 import { checkDepth } from './depth.js';
+import { checkImageCount, imageFromUrl } from '../images.js';
+import type { RequestLimits } from '../limits.js';
 
 /** Anthropic publishes no limit; this keeps the per-token stop check of one request bounded. */
 export const MAX_STOP_SEQUENCES = 16;
@@ -154,13 +156,30 @@ export type MessagesRequest = z.output<typeof messagesRequestSchema>;
 export type CountTokensRequest = z.output<typeof countTokensRequestSchema>;
 type PromptRequest = CountTokensRequest & Partial<Pick<MessagesRequest, 'max_tokens' | 'temperature' | 'top_p' | 'top_k' | 'metadata'>>;
 
-type ChatBodyMessage = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string; reasoning_content?: string };
+type ChatBodyPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+type ChatBodyMessage = { role: string; content: string | ChatBodyPart[] | null; tool_calls?: unknown[]; tool_call_id?: string; reasoning_content?: string };
+
+/** A model that reads images: the request limits, and how many images the request has sent so far. */
+interface ImageReading {
+  limits: RequestLimits;
+  count: number;
+}
 
 const texts = (blocks: { text: string }[], sep = '') => blocks.map((b) => b.text).join(sep);
 
-/** Images are refused until the images path lands: no local model takes them yet. */
 function noImages(model: ModelState, param: string): never {
   throw invalidRequest(`The model \`${model.id}\` takes no images; send text blocks only.`, param);
+}
+
+/** An image block as chat's image_url part, checked against the limits where the request named it. */
+function imagePart(source: { type: string; media_type?: unknown; data?: unknown; url?: unknown }, param: string, images: ImageReading): ChatBodyPart {
+  checkImageCount(++images.count, images.limits, param);
+  let url: string;
+  if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') url = `data:${source.media_type};base64,${source.data}`;
+  else if (source.type === 'url' && typeof source.url === 'string') url = source.url;
+  else throw invalidRequest("An image's source is {type: 'base64', media_type, data} or {type: 'url', url}.", `${param}.source`);
+  imageFromUrl(url, param, `${param}.source`, images.limits);
+  return { type: 'image_url', image_url: { url } };
 }
 
 function onlyIn(role: string, type: string, param: string): never {
@@ -168,16 +187,16 @@ function onlyIn(role: string, type: string, param: string): never {
 }
 
 /** A user turn: its text blocks a user message, each tool_result a tool message, in order. */
-function userTurn(blocks: Block[], i: number, model: ModelState, out: ChatBodyMessage[]): void {
-  let pending: string[] | undefined;
+function userTurn(blocks: Block[], i: number, model: ModelState, out: ChatBodyMessage[], images?: ImageReading): void {
+  let pending: ChatBodyPart[] | undefined;
   const flush = () => {
-    if (pending) out.push({ role: 'user', content: pending.join('') });
+    if (pending) out.push({ role: 'user', content: userContent(pending) });
     pending = undefined;
   };
   blocks.forEach((b, j) => {
     const param = `messages[${i}].content[${j}]`;
-    if (b.type === 'text') (pending ??= []).push(b.text);
-    else if (b.type === 'image') noImages(model, param);
+    if (b.type === 'text') (pending ??= []).push({ type: 'text', text: b.text });
+    else if (b.type === 'image') (pending ??= []).push(images ? imagePart(b.source, param, images) : noImages(model, param));
     else if (b.type === 'tool_result') {
       flush();
       const parts = typeof b.content === 'string' ? [{ type: 'text' as const, text: b.content }] : (b.content ?? []);
@@ -185,7 +204,12 @@ function userTurn(blocks: Block[], i: number, model: ModelState, out: ChatBodyMe
       out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: texts(parts as { text: string }[]) });
     } else onlyIn('user', b.type, param);
   });
-  if (pending || !blocks.length) out.push({ role: 'user', content: (pending ?? []).join('') });
+  if (pending || !blocks.length) out.push({ role: 'user', content: userContent(pending ?? []) });
+}
+
+/** Text parts joined, or the parts kept where images are among them. */
+function userContent(parts: ChatBodyPart[]): string | ChatBodyPart[] {
+  return parts.some((p) => p.type === 'image_url') ? parts : parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
 
 /** An assistant turn: text, tool calls, and the thinking sent back (a redacted one is dropped). */
@@ -211,8 +235,9 @@ function assistantTurn(blocks: Block[], i: number, out: ChatBodyMessage[]): void
 }
 
 /** The conversation as chat messages. */
-function conversation(b: PromptRequest, model: ModelState): ChatBodyMessage[] {
+function conversation(b: PromptRequest, model: ModelState, images?: RequestLimits): ChatBodyMessage[] {
   const out: ChatBodyMessage[] = [];
+  const reading = images ? { limits: images, count: 0 } : undefined;
   if (b.system != null) out.push({ role: 'system', content: typeof b.system === 'string' ? b.system : texts(b.system, '\n\n') });
   b.messages.forEach((m, i) => {
     const blocks = typeof m.content === 'string' ? [{ type: 'text' as const, text: m.content }] : m.content;
@@ -220,7 +245,7 @@ function conversation(b: PromptRequest, model: ModelState): ChatBodyMessage[] {
       const bad = blocks.findIndex((x) => x.type !== 'text');
       if (bad >= 0) throw invalidRequest(`A system message holds text blocks only, not '${blocks[bad]!.type}'.`, `messages[${i}].content[${bad}]`);
       out.push({ role: 'system', content: texts(blocks as { text: string }[], '\n\n') });
-    } else if (m.role === 'user') userTurn(blocks, i, model, out);
+    } else if (m.role === 'user') userTurn(blocks, i, model, out, reading);
     else assistantTurn(blocks, i, out);
   });
   const last = b.messages.length - 1;
@@ -233,13 +258,13 @@ function conversation(b: PromptRequest, model: ModelState): ChatBodyMessage[] {
 }
 
 /** The chat completions body a Messages request stands for. */
-export function toChatBody(b: PromptRequest, model: ModelState): Record<string, unknown> {
+export function toChatBody(b: PromptRequest, model: ModelState, images?: RequestLimits): Record<string, unknown> {
   const choice = b.tool_choice;
   const offered = b.tools ?? [];
   const format = b.output_config?.format;
   return {
     model: b.model,
-    messages: conversation(b, model),
+    messages: conversation(b, model, images),
     // Anthropic's default, where chat's is 0.7.
     temperature: b.temperature ?? 1,
     top_p: b.top_p,
@@ -271,11 +296,12 @@ export interface MessagesCall extends ChatCall {
 }
 
 /** The chat call for a Messages request (a count_tokens request has no max_tokens: the rest of the context). */
-export function toMessagesCall(b: PromptRequest & { stop_sequences?: string[] | null }, model: ModelState): MessagesCall {
-  const body = toChatBody(b, model);
+/** `images`: the request limits, where the model reads images. */
+export function toMessagesCall(b: PromptRequest & { stop_sequences?: string[] | null }, model: ModelState, images?: RequestLimits): MessagesCall {
+  const body = toChatBody(b, model, images);
   let call: ChatCall;
   try {
-    call = toChatCall(c.parseBody(chatRequestSchema, body), model.tool_syntax);
+    call = toChatCall(c.parseBody(chatRequestSchema, body), model.tool_syntax, images);
   } catch (err) {
     throw asMessagesError(err, true);
   }

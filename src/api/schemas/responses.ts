@@ -9,6 +9,8 @@ import type { ToolSyntax } from '../../engine/protocol.js';
 import { chatRequestSchema, toChatCall, type ChatCall } from './chat.js';
 import * as c from './common.js';
 import { REASONING_EFFORTS } from '../reasoning/index.js';
+import { checkImageCount, imageFromUrl } from '../images.js';
+import type { RequestLimits } from '../limits.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: 'A name must be 1-64 letters, digits, underscores or dashes.' });
@@ -157,13 +159,26 @@ export type ResolvedRequest = Omit<ResponsesRequest, 'input'> & { input: string 
 /** Items as stored (a continued conversation's), read as a request's input items are. */
 export const inputItems = z.array(inputItem).transform(present);
 
-type ChatMessageBody = { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string };
+type ChatPartBody = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } };
+type ChatMessageBody = { role: string; content: string | ChatPartBody[] | null; tool_calls?: unknown[]; tool_call_id?: string };
 
 export type InputItem = z.output<typeof message> | z.output<typeof functionCall> | z.output<typeof functionCallOutput>;
 type Item = InputItem;
 const isMessage = (item: Item): item is z.output<typeof message> => item.type === undefined || item.type === 'message';
 
 const joinText = (v: string | { text?: unknown }[]) => (typeof v === 'string' ? v : v.map((p) => p.text as string).join(''));
+
+type Part = { type: string; text?: unknown; image_url?: unknown; detail?: unknown };
+
+/** A message's content as chat's: text joined, or parts in order where it holds images (input_image → image_url). */
+function chatContent(v: string | Part[]): string | ChatPartBody[] {
+  if (typeof v === 'string' || !v.some((p) => p.type === 'input_image')) return joinText(v);
+  return v.map((p) =>
+    p.type === 'input_image'
+      ? { type: 'image_url', image_url: { url: p.image_url as string, ...(typeof p.detail === 'string' ? { detail: p.detail } : {}) } }
+      : { type: 'text', text: p.text as string },
+  );
+}
 
 /** The conversation as chat messages: function calls in a row join one assistant message. */
 export function toMessages(b: ResolvedRequest): ChatMessageBody[] {
@@ -172,7 +187,7 @@ export function toMessages(b: ResolvedRequest): ChatMessageBody[] {
   const items = typeof b.input === 'string' ? [{ role: 'user' as const, content: b.input }] : b.input;
   for (const item of items) {
     if (isMessage(item)) {
-      out.push({ role: item.role, content: joinText(item.content) });
+      out.push({ role: item.role, content: chatContent(item.content) });
     } else if (item.type === 'function_call') {
       const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
       const last = out.at(-1);
@@ -207,20 +222,34 @@ export function toChatBody(b: ResolvedRequest): Record<string, unknown> {
   };
 }
 
-/** A local model takes no images yet (its input_modalities are ["text"]): the first image part is refused, named by its path. */
-export function refuseImages(b: ResponsesRequest): void {
+/**
+ * A local model's images, checked where the request named them (`input[1].content[0]`): refused
+ * for a model that reads text alone, else held to the image limits (`images`), a file_id (there
+ * are no files here) refused.
+ */
+export function checkImages(b: ResponsesRequest, images?: RequestLimits): void {
   if (typeof b.input === 'string') return;
+  let count = 0;
   b.input.forEach((item, i) => {
     if (!('content' in item) || typeof item.content === 'string') return;
-    const j = item.content.findIndex((p) => p.type === 'input_image');
-    if (j >= 0) c.noImages(b.model, `input[${i}].content[${j}]`);
+    item.content.forEach((p, j) => {
+      if (p.type !== 'input_image') return;
+      const param = `input[${i}].content[${j}]`;
+      if (!images) c.noImages(b.model, param);
+      checkImageCount(++count, images, param);
+      if (typeof p.image_url !== 'string') throw invalidRequest("Images are sent by 'image_url' (a data: URL); this server keeps no files for 'file_id'.", `${param}.file_id`);
+      imageFromUrl(p.image_url, param, `${param}.image_url`, images);
+    });
   });
 }
 
 /** The chat call for a Responses request: one reply, its grammar errors blamed on Responses fields. */
-export function toResponsesCall(b: ResolvedRequest, syntax?: ToolSyntax): ChatCall {
-  const chat = c.parseBody(chatRequestSchema, toChatBody(b));
-  const call = toChatCall(chat, syntax);
+export function toResponsesCall(b: ResolvedRequest, syntax?: ToolSyntax, images?: RequestLimits): ChatCall {
+  const body = toChatBody(b);
+  // Without image limits (an upstream's call, whose server reads its images itself) the call keeps the text.
+  if (!images) body.messages = (body.messages as ChatMessageBody[]).map((m) => (Array.isArray(m.content) ? { ...m, content: joinText(m.content.filter((p) => p.type === 'text')) } : m));
+  const chat = c.parseBody(chatRequestSchema, body);
+  const call = toChatCall(chat, syntax, images);
   const grammar = call.sampling.grammar;
   if (grammar && 'param' in grammar && grammar.param === 'response_format') grammar.param = 'text.format';
   return call;

@@ -10,6 +10,7 @@ import { chatMessage, toChatMessages } from './chat.js';
 import * as c from './common.js';
 import { checkDepth } from './depth.js';
 import { structuredFields } from './structured.js';
+import type { RequestLimits } from '../limits.js';
 
 export const tokenizeRequestSchema = z
   .object({
@@ -42,7 +43,7 @@ export const tokenizeRequestSchema = z
 export type TokenizeRequestBody = z.output<typeof tokenizeRequestSchema>;
 
 /** What the engine is asked to encode; `syntax`: how the model writes tool calls (its ModelState's). */
-export function tokenizeInput(b: TokenizeRequestBody, syntax?: ToolSyntax): Omit<TokenizeRequest, 'model'> {
+export function tokenizeInput(b: TokenizeRequestBody, syntax?: ToolSyntax, images?: RequestLimits): Omit<TokenizeRequest, 'model'> {
   const options = {
     ...(b.add_special_tokens != null ? { add_special_tokens: b.add_special_tokens } : {}),
     ...(b.return_token_strs ? { return_token_strs: true } : {}),
@@ -56,7 +57,7 @@ export function tokenizeInput(b: TokenizeRequestBody, syntax?: ToolSyntax): Omit
   const { tools } = planTools({ tools: b.tools ?? null, tool_choice: 'none' }, syntax);
   const template_kwargs = thinkingKwargs(b.reasoning_effort, b.chat_template_kwargs);
   return {
-    prompt: { messages: toChatMessages(b.messages, b.model), ...(tools ? { tools } : {}), ...(template_kwargs ? { template_kwargs } : {}) },
+    prompt: { messages: toChatMessages(b.messages, b.model, images), ...(tools ? { tools } : {}), ...(template_kwargs ? { template_kwargs } : {}) },
     ...options,
     ...(b.add_generation_prompt != null ? { add_generation_prompt: b.add_generation_prompt } : {}),
   };
