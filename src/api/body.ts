@@ -2,6 +2,7 @@
 // chunked body has none (and a client can lie), so the limit is also enforced
 // while the stream is read, cancelling it as soon as it goes over.
 import { ApiError, invalidRequest, tooLarge } from './errors.js';
+import { BodyTextMeter } from './body-text-meter.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -10,8 +11,10 @@ export function checkContentLength(req: Request, maxBytes: number): void {
   if (cl !== null && /^\d+$/.test(cl.trim()) && Number(cl) > maxBytes) throw tooLarge(maxBytes);
 }
 
-export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uint8Array> {
+/** `textLimit`: a body that may carry image payloads beyond the limit holds its other bytes to this (body-text-meter.ts). */
+export async function readBodyBytes(req: Request, maxBytes: number, textLimit?: number): Promise<Uint8Array> {
   checkContentLength(req, maxBytes);
+  const meter = textLimit === undefined ? undefined : new BodyTextMeter();
   const declared = req.headers.get('content-length');
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
@@ -21,9 +24,10 @@ export async function readBodyBytes(req: Request, maxBytes: number): Promise<Uin
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    if (total > maxBytes) {
+    meter?.feed(value);
+    if (total > maxBytes || (meter && meter.text > textLimit!)) {
       void reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
+      throw tooLarge(meter && meter.text > textLimit! ? textLimit! : maxBytes);
     }
     chunks.push(value);
   }
@@ -44,13 +48,8 @@ const INVALID_JSON =
   'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly. The OpenAI API expects a JSON payload.)';
 
 /** The body as a JSON object; 400 invalid_json when it is not JSON, 400 invalid_value when not an object. */
-export async function readJsonObject(req: Request, maxBytes: number): Promise<Record<string, unknown>> {
-  return (await readJsonWithSize(req, maxBytes)).value;
-}
-
-/** The same, with the body's size in bytes. */
-export async function readJsonWithSize(req: Request, maxBytes: number): Promise<{ value: Record<string, unknown>; bytes: number }> {
-  const bytes = await readBodyBytes(req, maxBytes);
+export async function readJsonObject(req: Request, maxBytes: number, textLimit?: number): Promise<Record<string, unknown>> {
+  const bytes = await readBodyBytes(req, maxBytes, textLimit);
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -60,5 +59,5 @@ export async function readJsonWithSize(req: Request, maxBytes: number): Promise<
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw invalidRequest('The request body must be a JSON object.');
   }
-  return { value: value as Record<string, unknown>, bytes: bytes.length };
+  return value as Record<string, unknown>;
 }

@@ -6,8 +6,8 @@ import { AccessError, type Principal, type RateDecision } from '../access/types.
 import type { ModelState, ModelTask } from '../engine/protocol.js';
 import type { Runtime } from '../types.js';
 import { ApiError, errorToResponse, invalidRequest, modelFailed, modelNotFound, modelNotReady } from './errors.js';
-import { readJsonObject, readJsonWithSize } from './body.js';
-import { checkBodyText, imageAllowance } from './images.js';
+import { readJsonObject } from './body.js';
+import { imageAllowance } from './images.js';
 import type { RequestLimits } from './limits.js';
 import { isAnthropicRequest } from './messages/client.js';
 
@@ -32,11 +32,9 @@ export interface RouteDeps {
  * The JSON body under the router's size limit. A route that takes images reads as far as its
  * images' data: URLs may go besides, and the rest of the body is held to the limit.
  */
-export async function readJson(c: Ctx, deps: RouteDeps, opts: { images?: boolean } = {}): Promise<Record<string, unknown>> {
+export function readJson(c: Ctx, deps: RouteDeps, opts: { images?: boolean } = {}): Promise<Record<string, unknown>> {
   if (!opts.images) return readJsonObject(c.req.raw, deps.maxBodyBytes);
-  const { value, bytes } = await readJsonWithSize(c.req.raw, deps.maxBodyBytes + imageAllowance(deps.limits));
-  checkBodyText(value, bytes, deps.maxBodyBytes);
-  return value;
+  return readJsonObject(c.req.raw, deps.maxBodyBytes + imageAllowance(deps.limits), deps.maxBodyBytes);
 }
 
 /** OpenAI's duration style for x-ratelimit-reset-*: "17ms", "1s", "6m0s", "1h2m3s". */

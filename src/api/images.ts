@@ -2,7 +2,7 @@
 // http(s) only from hosts the server was told it may fetch from (none by default: a local
 // server that fetches whatever a request names is an SSRF hole).
 import type { ImageInput, ModelState } from '../engine/protocol.js';
-import { ApiError, invalidRequest, tooLarge } from './errors.js';
+import { ApiError, invalidRequest } from './errors.js';
 import type { RequestLimits } from './limits.js';
 
 /** The image types a data: URL may carry (the decoders read these; a GIF gives its first frame). */
@@ -14,30 +14,10 @@ export const takesImages = (model: Pick<ModelState, 'input_modalities'>): boolea
 /**
  * What a body that carries images may hold beyond the body limit: the most images a request may
  * have, each as a base64 data: URL of the largest size allowed. Only routes that take images
- * read that far (imageBodyLimit), and their text must still fit the body limit (checkBodyText).
+ * read that far, and the rest of their body must still fit the body limit (body-text-meter.ts).
  */
 export function imageAllowance(limits: RequestLimits): number {
   return limits.images * (Math.ceil(limits.imageBytes / 3) * 4 + 64);
-}
-
-/**
- * The body limit applied to the rest of a body once its images' data: URLs are left out (a
- * 1 MiB text is a 413 whatever images ride along).
- */
-export function checkBodyText(body: unknown, bodyBytes: number, maxBodyBytes: number): void {
-  if (bodyBytes - dataUrlBytes(body) > maxBodyBytes) throw tooLarge(maxBodyBytes);
-}
-
-/** The characters of every image payload in a parsed body (ASCII: one byte each): data:image/ URLs, and Anthropic's base64 sources' data. */
-function dataUrlBytes(v: unknown): number {
-  if (typeof v === 'string') return v.startsWith('data:image/') ? v.length : 0;
-  if (Array.isArray(v)) return v.reduce((n: number, x) => n + dataUrlBytes(x), 0);
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    if (o.type === 'base64' && typeof o.data === 'string') return o.data.length;
-    return Object.values(o).reduce((n: number, x) => n + dataUrlBytes(x), 0);
-  }
-  return 0;
 }
 
 /** The 400 for more image parts than a request may hold; `param` names the first one over. */

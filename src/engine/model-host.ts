@@ -265,16 +265,20 @@ export class ModelHost {
     }
     if (entry.task === 'rerank') return this.#loadCrossEncoder(folder, entry, codec);
     const lm = await CausalLM.load(this.backend, folder, entry, { headTopK: this.opts.headTopK });
-    let vision: VisionModel | undefined;
     try {
       await lm.warmUp();
-      if (isVisionType(info.model_type)) {
-        vision = await VisionModel.load(this.backend, folder, entry);
-        codec.readsParts = true;
-      }
     } catch (e) {
       await lm.dispose().catch(() => undefined);
       throw new Error(`${entry.id}: the warm-up step failed, so the graph cannot be served: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    let vision: VisionModel | undefined;
+    if (isVisionType(info.model_type)) {
+      vision = await VisionModel.load(this.backend, folder, entry).catch(async (e: unknown) => {
+        await lm.dispose().catch(() => undefined);
+        throw e;
+      });
+      // Its template reads each message's content as parts (images among them).
+      codec.readsParts = true;
     }
     const mb = this.opts.kvCacheMb ?? DEFAULT_KV_CACHE_MB;
     const prefixCache = mb > 0 ? new PrefixCache(lm.kvShape, mb * 2 ** 20) : undefined;

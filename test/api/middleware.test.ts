@@ -66,13 +66,24 @@ describe('CORS from the router', () => {
 describe('the body size limit of the router', () => {
   test('refuses a declared Content-Length over the limit with 413 before reading it', async () => {
     const { fetch } = setup({ maxBodyBytes: 1000 });
-    const res = await fetch('/v1/chat/completions', {
+    const res = await fetch('/v1/completions', {
       method: 'POST',
       headers: { ...AUTH, 'content-type': 'application/json', 'content-length': '5000' },
-      body: JSON.stringify(chat),
+      body: JSON.stringify({ model: 'svc/tiny-chat', prompt: 'Hi' }),
     });
     expect(res.status).toBe(413);
     expect((await res.json()).error.code).toBe('request_too_large');
+  });
+
+  test("refuses a chat body declared larger than the limit and its images' allowance together, before reading it", async () => {
+    const { fetch } = setup({ maxBodyBytes: 1000, maxImages: 1, maxImageBytes: 3000 });
+    // 1000 bytes of text, and one image of 3,000 bytes as base64 (4,000) with room for its URL's prefix.
+    const res = await fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: { ...AUTH, 'content-type': 'application/json', 'content-length': String(1000 + 4000 + 64 + 1) },
+      body: JSON.stringify(chat),
+    });
+    expect(res.status).toBe(413);
   });
 
   test('refuses a chunked body with no Content-Length once it passes the limit, and stops reading it', async () => {

@@ -6,6 +6,10 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { HumanMessage } from '@langchain/core/messages';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GREEDY } from '../helpers/anthropic.js';
@@ -25,6 +29,7 @@ const ask = (url: string, text = QUESTION): OpenAI.ChatCompletionMessageParam[] 
 let server: TestServer;
 let client: OpenAI;
 let anthropic: Anthropic;
+let apiKey: string;
 let picture: Buffer;
 let reference: { text: string; promptTokens: number };
 
@@ -40,6 +45,7 @@ beforeAll(async () => {
   });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: server.url, apiKey: key, maxRetries: 0 });
+  apiKey = key;
 }, 300_000);
 
 afterAll(async () => {
@@ -119,5 +125,19 @@ describe('a chat with an image through the openai SDK', () => {
     expect(reply.usage.input_tokens + (reply.usage.cache_read_input_tokens ?? 0)).toBe(reference.promptTokens);
     const counted = await anthropic.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content }] });
     expect(counted.input_tokens).toBe(reference.promptTokens);
+  });
+
+  it("gets the same reply from the AI SDK's generateText with an image part and LangChain's HumanMessage with an image_url part", async () => {
+    const model = createOpenAICompatible({ name: 'hearth', baseURL: `${server.url}/v1`, apiKey }).chatModel(MODEL);
+    const { text } = await generateText({
+      model,
+      temperature: 0,
+      maxOutputTokens: MAX_TOKENS,
+      messages: [{ role: 'user', content: [{ type: 'image', image: new Uint8Array(picture), mediaType: 'image/png' }, { type: 'text', text: QUESTION }] }],
+    });
+    expect(text).toBe(reference.text);
+    const llm = new ChatOpenAI({ model: MODEL, apiKey, temperature: 0, maxTokens: MAX_TOKENS, maxRetries: 0, configuration: { baseURL: `${server.url}/v1` } });
+    const message = new HumanMessage({ content: [{ type: 'image_url', image_url: { url: dataUrl(picture) } }, { type: 'text', text: QUESTION }] });
+    expect((await llm.invoke([message])).content).toBe(reference.text);
   });
 });

@@ -75,7 +75,7 @@ export function upstreamOr(deps: RouteDeps, endpoint: UpstreamEndpoint, local: (
     if (!upstreams?.size) return local(c);
     // A copy: the local route reads the original body itself.
     // Chat bodies may carry images beyond the body limit (images.ts): read as far as the local route would.
-    const body = await readJsonObject(c.req.raw.clone(), deps.maxBodyBytes + (endpoint === 'chat' ? imageAllowance(deps.limits) : 0));
+    const body = endpoint === 'chat' ? await readJsonObject(c.req.raw.clone(), deps.maxBodyBytes + imageAllowance(deps.limits), deps.maxBodyBytes) : await readJsonObject(c.req.raw.clone(), deps.maxBodyBytes);
     const id = typeof body.model === 'string' ? body.model : endpoint === 'generate' && body.model == null ? await defaultTextModel(runtime) : null;
     if (!id || !upstreams.pool(id)) return local(c);
     const model = await resolveModel(runtime, id, USE[endpoint]);
