@@ -15,7 +15,7 @@ import { FIXTURES_DIR, writeFixtures } from '../models/index.js';
 
 const MiB = 2 ** 20;
 const OUT = process.env.VISION_OUT ?? 'bench/results-vision-memory.json';
-const REQUESTS = 100;
+const REQUESTS = Number(process.env.VISION_REQUESTS ?? 100);
 const MODEL = 'svc/smolvlm-export';
 
 await writeFixtures({ preset: 'exports', ifMissing: true });
@@ -91,16 +91,34 @@ async function ask(seed: number): Promise<{ status: number; ms: number; prompt_t
   return { status: res.status, ms: Math.round(performance.now() - t0), prompt_tokens: body.usage?.prompt_tokens };
 }
 
+/** The engine thread's JS heap and what it holds outside it (ArrayBuffers, WASM), from /metrics. */
+async function engineMemory(): Promise<Record<string, number | undefined>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const read = (name: string) => {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    return m ? mib(Number(m[1])) : undefined;
+  };
+  return {
+    engine_heap_mib: read('hearth_engine_heap_bytes'),
+    engine_external_mib: read('hearth_engine_external_bytes'),
+    router_heap_mib: read('hearth_nodejs_heap_size_used_bytes'),
+    router_external_mib: read('hearth_nodejs_external_memory_bytes'),
+  };
+}
+
 const idle = groupRss();
 const first = await ask(1);
 await sleep(5000);
 const afterFirst = groupRss();
 const statuses = [first.status];
 const ms = [first.ms];
+// The memory every 25 requests, to tell a plateau from a leak.
+const along: { requests: number; mib: number }[] = [];
 for (let i = 2; i <= REQUESTS; i++) {
   const r = await ask(i);
   statuses.push(r.status);
   ms.push(r.ms);
+  if (i % 25 === 0) along.push({ requests: i, mib: mib(groupRss()), ...(await engineMemory()) });
 }
 await sleep(5000);
 const afterAll = groupRss();
@@ -118,8 +136,9 @@ const results = {
   median_ms: ms[Math.floor(ms.length / 2)],
   idle_mib: mib(idle),
   after_first_mib: mib(afterFirst),
-  after_hundredth_mib: mib(afterAll),
-  growth_first_to_hundredth_mib: mib(afterAll - afterFirst),
+  after_last_mib: mib(afterAll),
+  growth_first_to_last_mib: mib(afterAll - afterFirst),
+  every_25: along,
 };
 console.log(results);
 writeFileSync(OUT, JSON.stringify(results, null, 2) + '\n');

@@ -4,6 +4,10 @@ import sharp from 'sharp';
 import type { Pixels } from '../engine/vision/idefics3-processor.js';
 import { ImageTooLarge } from '../engine/vision/vision-model.js';
 
+// libvips keeps recent operations and their pixels for reuse (50 MB by default); every request's
+// image is another, so the cache would only hold memory.
+sharp.cache(false);
+
 /**
  * PNG, JPEG, WebP or a GIF's first frame → 8-bit RGB(A), turned upright by its EXIF orientation
  * (as transformers.js's RawImage.read does). The header's size is checked before the pixels are
