@@ -20,10 +20,11 @@
 // older commit, to measure the code before a change); MEMORY_ARGS adds `hearth serve` arguments;
 // MEMORY_ENV='A=1 B=2' adds environment variables to the server.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeFixtures } from '../models/index.js';
+import { groupRssBytes } from './process-group.js';
 
 const MiB = 2 ** 20;
 const SAMPLE_MS = 100;
@@ -80,25 +81,9 @@ for (let end = Date.now() + 120_000; ; ) {
 
 // ---------- resident memory of the group ----------
 
-function groupRssBytes(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      // Field 5 of stat is the process group; the command name (field 2) may hold spaces, so count from its ')'.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
-      const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) total += Number(m[1]) * 1024;
-    } catch {
-      // the process ended between the listing and the read
-    }
-  }
-  return total;
-}
 
 const samples: { t: number; rss: number }[] = [];
-const sampler = setInterval(() => samples.push({ t: Date.now(), rss: groupRssBytes() }), SAMPLE_MS);
+const sampler = setInterval(() => samples.push({ t: Date.now(), rss: groupRssBytes(pgid) }), SAMPLE_MS);
 const peakSince = (t0: number) => Math.max(...samples.filter((s) => s.t >= t0).map((s) => s.rss));
 const latest = () => samples[samples.length - 1]!.rss;
 const mib = (b: number) => Math.round((b / MiB) * 10) / 10;

@@ -7,11 +7,12 @@
 // VISION_ARGS='--kv-cache-mb 0' it keeps none, and what is left is what the images left.
 // Figures to bench/results-vision-memory.json (VISION_OUT=<file> to write elsewhere).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { FIXTURES_DIR, writeFixtures } from '../models/index.js';
+import { groupRssBytes } from './process-group.js';
 
 const MiB = 2 ** 20;
 const OUT = process.env.VISION_OUT ?? 'bench/results-vision-memory.json';
@@ -56,21 +57,7 @@ for (let end = Date.now() + 120_000; ; await sleep(200)) {
   if (Date.now() > end) throw new Error(`the model did not load:\n${output}`);
 }
 
-function groupRss(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
-      const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) total += Number(m[1]) * 1024;
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return total;
-}
+const groupRss = (): number => groupRssBytes(pgid);
 const mib = (b: number) => Math.round((b / MiB) * 10) / 10;
 
 async function image(seed: number): Promise<string> {
