@@ -1,8 +1,7 @@
 // Images in Node: sharp (libvips), the decoder transformers.js reads images with there, so
 // the pixels are the ones its processor sees.
 import sharp from 'sharp';
-import type { Pixels } from '../engine/vision/idefics3-processor.js';
-import { ImageTooLarge } from '../engine/vision/vision-model.js';
+import { ImageTooLarge, type Pixels } from './image.js';
 
 // libvips keeps recent operations and their pixels for reuse (50 MB by default); every request's
 // image is another, so the cache would only hold memory.

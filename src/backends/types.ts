@@ -2,7 +2,7 @@ import type { InferenceSession, Tensor } from 'onnxruntime-common';
 import type * as XGrammarModule from '@mlc-ai/web-xgrammar';
 import type { Device } from '../engine/protocol.js';
 import type { CopyPlan, KvArray } from './kv.js';
-import type { ImageDecoder } from '../engine/vision/vision-model.js';
+import type { ImageDecoder } from './image.js';
 
 /** What a device offers a model, checked before it loads (engine/models/fit.ts). */
 export interface DeviceBudget {

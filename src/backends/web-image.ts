@@ -1,6 +1,5 @@
 // Images in a page (or its worker): the browser's own decoders.
-import type { Pixels } from '../engine/vision/idefics3-processor.js';
-import { ImageTooLarge } from '../engine/vision/vision-model.js';
+import { ImageTooLarge, type Pixels } from './image.js';
 
 /**
  * PNG, JPEG, WebP or a GIF's first frame → 8-bit RGBA through createImageBitmap and an

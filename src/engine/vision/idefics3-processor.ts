@@ -9,15 +9,10 @@
 //      multiples of max_image_size.longest_edge, cut rows × cols tiles and append the whole image
 //      resized to one tile; without, resize to one tile only;
 //   3. pad a batch's samples to the largest tile count with zero tiles, masked false.
+import type { Pixels } from '../../backends/image.js';
 import { resizeLanczos3, type Raster } from './resize.js';
 
-/** An 8-bit image, RGB or RGBA interleaved, rows top to bottom. */
-export interface Pixels {
-  width: number;
-  height: number;
-  channels: 3 | 4;
-  data: Uint8Array | Uint8ClampedArray;
-}
+export type { Pixels };
 
 export interface Idefics3Settings {
   doConvertRgb: boolean;

@@ -1,4 +1,5 @@
 import type { Backend } from '../../backends/types.js';
+import type { ImageDecoder, ImageTooLarge, Pixels } from '../../backends/image.js';
 import { EngineError } from '../errors.js';
 import { joinPath, readJson } from '../models/files.js';
 import { VisionEncoder } from '../models/vision-encoder.js';
@@ -6,26 +7,14 @@ import type { CatalogEntry, ChatMessage, PromptInput } from '../protocol.js';
 import { chatImages } from '../text/content.js';
 import type { TextCodec } from '../text/codec.js';
 import { encodeChat } from '../tokens.js';
-import { batchImages, expandImageTokens, idefics3Settings, processImage, type Idefics3Settings, type Pixels } from './idefics3-processor.js';
+import { batchImages, expandImageTokens, idefics3Settings, processImage, type Idefics3Settings } from './idefics3-processor.js';
 import { imageCacheKey, pixelHash, PromptImages } from './prompt-images.js';
 
 type ChatPrompt = Extract<PromptInput, { messages: ChatMessage[] }>;
 
-/** Turns an image's encoded bytes into pixels; throws an ImageTooLarge before decoding one over `maxPixels`. */
-export type ImageDecoder = (bytes: Uint8Array, maxPixels: number) => Promise<Pixels>;
+export type { ImageDecoder };
 
-/** What a decoder throws for an image whose header says it has more pixels than allowed. */
-export class ImageTooLarge extends Error {
-  override readonly name = 'ImageTooLarge';
-  constructor(
-    readonly width: number,
-    readonly height: number,
-  ) {
-    super(`the image is ${width}×${height} pixels`);
-  }
-}
-
-/** An image decoder's failure is the request's: its message says what the bytes are not. */
+/** An image over the limit, across the worker boundary too (by its name). */
 const isImageTooLarge = (e: unknown): e is ImageTooLarge => e instanceof Error && e.name === 'ImageTooLarge';
 
 /** The most pixels an image may have (DESIGN.md's --max-image-pixels default). */
