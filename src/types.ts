@@ -1,4 +1,5 @@
 import type { Access } from './access/types.js';
+import type { ImageUrlPolicy } from './api/image-urls.js';
 import type { CatalogEntry, EngineApi, ModelState, ModelTask } from './engine/protocol.js';
 import type { Upstreams } from './upstream/registry.js';
 import type { UpstreamSpec } from './upstream/types.js';
@@ -91,6 +92,9 @@ export interface RouterOptions {
   maxImages?: number;
   /** Largest image, in bytes once decoded from its data: URL (default 20,000,000). */
   maxImageBytes?: number;
+  /** Image URLs the router may fetch besides data: URLs: http(s) hosts (`hearth serve
+   * --image-url-hosts`), or the page's own blob: and same-origin URLs (hearth/browser sets it). */
+  imageUrls?: ImageUrlPolicy;
   /** Prefix the OpenAI routes are mounted under (default "/v1"). */
   basePath?: string;
 }

@@ -1,8 +1,9 @@
 // Images in requests: a part's URL → the bytes the engine decodes. data: URLs everywhere;
-// http(s) only from hosts the server was told it may fetch from (none by default: a local
-// server that fetches whatever a request names is an SSRF hole).
+// other URLs only where the server's policy allows them (image-urls.ts), fetched before the
+// engine is asked.
 import type { ImageInput, ModelState } from '../engine/protocol.js';
 import { ApiError, invalidRequest } from './errors.js';
+import { allowedImageUrl, refusedUrlHint } from './image-urls.js';
 import type { RequestLimits } from './limits.js';
 
 /** The image types a data: URL may carry (the decoders read these; a GIF gives its first frame). */
@@ -26,14 +27,17 @@ export function checkImageCount(count: number, limits: RequestLimits, param: str
 }
 
 /**
- * A part's image as bytes. `param`: the part's path (messages[1].content[0]); `urlParam`: its
- * URL's (…image_url.url), which a fault in the URL is blamed on. The payload's decoded size is
+ * A part's image as bytes, or as the URL to fetch them from (fetchImageUrls, before the engine
+ * sees it). `param`: the part's path (messages[1].content[0]); `urlParam`: its URL's
+ * (…image_url.url), which a fault in the URL is blamed on. A data: payload's decoded size is
  * known from its length, so one over the limit is refused (413) before it is decoded.
  */
 export function imageFromUrl(url: string, param: string, urlParam: string, limits: RequestLimits, detail?: ImageInput['detail']): ImageInput {
   const input = (bytes: Uint8Array): ImageInput => ({ bytes, param, ...(detail ? { detail } : {}) });
-  if (/^https?:/i.test(url)) {
-    throw invalidRequest(`Image URLs are fetched only from hosts the server allows (hearth serve --image-url-hosts), and this server allows none; send the image as a data: URL.`, urlParam);
+  if (!/^data:/i.test(url)) {
+    const allowed = allowedImageUrl(url, limits.imageUrls);
+    if (allowed) return { ...input(new Uint8Array(0)), url: allowed.href, urlParam };
+    if (/^(https?|blob):/i.test(url) || limits.imageUrls?.pageOrigin) throw invalidRequest(refusedUrlHint(limits.imageUrls), urlParam);
   }
   const m = /^data:([^,;]*)((?:;[^,;]*)*),/i.exec(url);
   if (!m) throw invalidRequest(`An image URL must be a data: URL (data:image/png;base64,…); got one starting "${url.slice(0, 16)}".`, urlParam);

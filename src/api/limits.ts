@@ -2,6 +2,7 @@
 // input is a row of a run and a vector in the reply; each generation holds a sequence), so a
 // body under the size limit could still ask for gigabytes. Past a limit: a 400 naming the field.
 import { invalidRequest } from './errors.js';
+import type { ImageUrlPolicy } from './image-urls.js';
 
 export interface RequestLimits {
   /** Inputs of one embeddings request (OpenAI's limit: 2,048), and pairs of one rerank or score. */
@@ -14,17 +15,20 @@ export interface RequestLimits {
   images: number;
   /** An image's bytes, decoded from its data: URL (--max-image-bytes; a 413 past it). */
   imageBytes: number;
+  /** Which image URLs besides data: URLs may be fetched (none when absent). */
+  imageUrls?: ImageUrlPolicy;
 }
 
 export const DEFAULT_LIMITS: RequestLimits = { embeddingInputs: 2048, embeddingTokens: 300_000, generations: 128, images: 16, imageBytes: 20_000_000 };
 
-export function requestLimits(o: { maxEmbeddingInputs?: number; maxEmbeddingTokens?: number; maxGenerations?: number; maxImages?: number; maxImageBytes?: number }): RequestLimits {
+export function requestLimits(o: { maxEmbeddingInputs?: number; maxEmbeddingTokens?: number; maxGenerations?: number; maxImages?: number; maxImageBytes?: number; imageUrls?: ImageUrlPolicy }): RequestLimits {
   return {
     embeddingInputs: o.maxEmbeddingInputs ?? DEFAULT_LIMITS.embeddingInputs,
     embeddingTokens: o.maxEmbeddingTokens ?? DEFAULT_LIMITS.embeddingTokens,
     generations: o.maxGenerations ?? DEFAULT_LIMITS.generations,
     images: o.maxImages ?? DEFAULT_LIMITS.images,
     imageBytes: o.maxImageBytes ?? DEFAULT_LIMITS.imageBytes,
+    ...(o.imageUrls ? { imageUrls: o.imageUrls } : {}),
   };
 }
 

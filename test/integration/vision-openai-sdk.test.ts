@@ -1,8 +1,10 @@
 // A chat with an image through the openai SDK, as an app sends it: a data: URL image_url part
 // to the SmolVLM fixture over `hearth serve` (a real process) gives transformers.js's greedy
 // reply for the same folder and bytes; the image limits answer 400 and 413 naming the part,
-// never a 500.
+// never a 500. An http URL of a host --image-url-hosts names is fetched; others are refused.
 import { mkdtemp } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -32,14 +34,37 @@ let anthropic: Anthropic;
 let apiKey: string;
 let picture: Buffer;
 let reference: { text: string; promptTokens: number };
+/** A picture host on 127.0.0.1: /cat.png, /huge.png (chunked, past the byte limit), /moved (to localhost), else 404. */
+let pictures: Server;
+let picturesAt: string;
+
+function startPictureHost(): Promise<void> {
+  pictures = createServer((req, res) => {
+    const port = (pictures.address() as AddressInfo).port;
+    if (req.url === '/cat.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(picture);
+    if (req.url === '/moved') return res.writeHead(302, { location: `http://localhost:${port}/cat.png` }).end();
+    if (req.url === '/hop') return res.writeHead(301, { location: '/cat.png' }).end();
+    if (req.url === '/huge.png') {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      for (let i = 0; i < 8; i++) res.write(Buffer.alloc(10_000, 7));
+      return res.end();
+    }
+    res.writeHead(404).end();
+  });
+  return new Promise((resolve) => pictures.listen(0, '127.0.0.1', () => {
+    picturesAt = `http://127.0.0.1:${(pictures.address() as AddressInfo).port}`;
+    resolve();
+  }));
+}
 
 beforeAll(async () => {
   const folder = join(await transformersOnExports(), VLM_FIXTURE);
   picture = await noisePng(64, 64, 7);
   reference = await referenceImageReply(picture, QUESTION, MAX_TOKENS);
+  await startPictureHost();
   const dataDir = await mkdtemp(join(tmpdir(), 'hearth-vision-'));
   const key = await createKey(dataDir);
-  server = await startServer(['--models', folder, '--max-body-bytes', '4096', '--max-images', '2', '--max-image-bytes', '50000', '--max-image-pixels', '5000'], dataDir);
+  server = await startServer(['--models', folder, '--max-body-bytes', '4096', '--max-images', '2', '--max-image-bytes', '50000', '--max-image-pixels', '5000', '--image-url-hosts', new URL(picturesAt).host], dataDir);
   await waitReady(server.url).catch((e) => {
     throw new Error(`${e.message}\n${server.output()}`);
   });
@@ -49,6 +74,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  pictures?.close();
   expect(await server?.stop()).toBe(0);
 });
 
@@ -101,6 +127,34 @@ describe('a chat with an image through the openai SDK', () => {
     }
     // The server answered each and still serves.
     expect((await create(client, ask(url))).choices[0]!.message.content).toBe(reference.text);
+  });
+
+  it('fetches an http image URL of a host --image-url-hosts names, redirects within it included, and gets the same reply', async () => {
+    for (const path of ['/cat.png', '/hop']) {
+      const reply = await create(client, ask(`${picturesAt}${path}`));
+      expect([reply.choices[0]!.message.content, reply.usage!.prompt_tokens], path).toEqual([reference.text, reference.promptTokens]);
+    }
+    const viaAnthropic = await anthropic.messages.create({
+      model: MODEL, max_tokens: MAX_TOKENS, ...GREEDY,
+      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: `${picturesAt}/cat.png` } }, { type: 'text', text: QUESTION }] }],
+    });
+    expect(viaAnthropic.content.map((b) => (b.type === 'text' ? b.text : '')).join('')).toBe(reference.text);
+  });
+
+  it('refuses an image URL of another host, a redirect out of the allowed hosts, a missing image and one past the byte limit, naming the URL or the part', async () => {
+    const port = new URL(picturesAt).port;
+    const cases: [string, number, string, RegExp][] = [
+      [`http://localhost:${port}/cat.png`, 400, 'messages[0].content[0].image_url.url', /only from http\(s\) URLs of 127\.0\.0\.1:\d+ \(hearth serve --image-url-hosts\)/],
+      [`${picturesAt}/moved`, 400, 'messages[0].content[0].image_url.url', /redirects to http:\/\/localhost/],
+      [`${picturesAt}/missing.png`, 400, 'messages[0].content[0].image_url.url', /answered 404/],
+      [`${picturesAt}/huge.png`, 413, 'messages[0].content[0]', /larger than the limit of 50000 bytes/],
+    ];
+    for (const [url, status, param, message] of cases) {
+      const err = await create(client, ask(url)).catch((e) => e);
+      expect(err, url).toBeInstanceOf(OpenAI.APIError);
+      expect([err.status, err.param], url).toEqual([status, param]);
+      expect(err.message).toMatch(message);
+    }
   });
 
   it("gets the same reply from the Responses API's input_image, and names an input_image's path when it refuses one", async () => {

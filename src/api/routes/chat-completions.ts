@@ -8,6 +8,7 @@ import { reserveGeneration } from '../charge.js';
 import { jsonResponse } from '../errors.js';
 import { checkGenerations } from '../limits.js';
 import { takesImages } from '../images.js';
+import { fetchImageUrls } from '../image-urls.js';
 import { nowSeconds, randomId } from '../ids.js';
 import { chatLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
@@ -23,6 +24,7 @@ export function chatCompletions(deps: RouteDeps) {
     checkGenerations(1, body.n ?? 1, deps.limits, { prompt: 'messages', n: 'n' });
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const call = toChatCall(body, model.tool_syntax, takesImages(model) ? deps.limits : undefined);
+    await fetchImageUrls(call.messages, deps.limits, c.req.raw.signal);
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);

@@ -8,6 +8,7 @@ import { asMessagesError } from '../messages/errors.js';
 import { parseBody } from '../schemas/common.js';
 import { countTokensRequestSchema, promptOf, toMessagesCall } from '../schemas/messages.js';
 import { takesImages } from '../images.js';
+import { fetchImageUrls } from '../image-urls.js';
 
 export function countTokens(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
@@ -18,6 +19,7 @@ export function countTokens(deps: RouteDeps) {
         throw invalidRequest(`The model \`${model.id}\` is served by an engine that does not count tokens here.`, 'model');
       }
       const call = toMessagesCall(body, model, takesImages(model) ? deps.limits : undefined);
+      await fetchImageUrls(call.messages, deps.limits, c.req.raw.signal);
       const [input_tokens] = await deps.runtime.engine.countTokens({ model: model.id, prompts: [promptOf(call)] });
       return jsonResponse({ input_tokens });
     } catch (err) {

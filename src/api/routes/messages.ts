@@ -21,6 +21,7 @@ import { forwardMessages } from '../../upstream/messages.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
 import { forwardHeld } from './upstream.js';
 import { takesImages } from '../images.js';
+import { fetchImageUrls } from '../image-urls.js';
 
 export function messages(deps: RouteDeps) {
   const answer = respond(deps);
@@ -43,6 +44,7 @@ function respond(deps: RouteDeps) {
       const turn = { head: { id: randomId('msg_'), model: model.id }, chat: call.chat, stream: body.stream === true, sequences: call.sampling.stop, omitThinking: call.omitThinking };
       return forwardHeld(deps.runtime, c, model, 'chat', call.chat, (req) => forwardMessages(turn, req));
     }
+    await fetchImageUrls(call.messages, deps.limits, c.req.raw.signal);
     const prompts = [promptOf(call)];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, 1, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal);

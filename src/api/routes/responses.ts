@@ -24,6 +24,7 @@ import { forwardResponses } from '../../upstream/responses.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
 import { forwardHeld } from './upstream.js';
 import { takesImages } from '../images.js';
+import { fetchImageUrls } from '../image-urls.js';
 
 export function responses(deps: RouteDeps) {
   const answer = respond(deps);
@@ -55,6 +56,7 @@ function respond(deps: RouteDeps) {
       const cost = toChatBody({ ...body, input: turn.input });
       return forwardHeld(deps.runtime, c, model, 'chat', cost, (req) => forwardResponses({ head, raw, input: turn.input, keep: turn.keep }, req));
     }
+    await fetchImageUrls(call.messages, deps.limits, c.req.raw.signal);
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, 1, call.sampling);
     const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal);

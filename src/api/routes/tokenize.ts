@@ -8,6 +8,7 @@ import { invalidRequest, jsonResponse } from '../errors.js';
 import { parseBody } from '../schemas/common.js';
 import { tokenizeInput, tokenizeRequestSchema } from '../schemas/tokenize.js';
 import { takesImages } from '../images.js';
+import { fetchImageUrls } from '../image-urls.js';
 
 /** vLLM's TokenizeResponse. */
 export interface TokenizeResponse {
@@ -35,6 +36,7 @@ export function tokenize(deps: RouteDeps) {
     const body = parseBody(tokenizeRequestSchema, await readJson(c, deps, { images: true }));
     const model = await tokenizerModel(deps, body.model);
     const input = tokenizeInput(body, model.tool_syntax, takesImages(model) ? deps.limits : undefined);
+    if ('prompt' in input && input.prompt && 'messages' in input.prompt) await fetchImageUrls(input.prompt.messages, deps.limits, c.req.raw.signal);
     const r = await deps.runtime.engine.tokenize!({ model: model.id, ...input });
     const reply: TokenizeResponse = {
       count: r.tokens.length,

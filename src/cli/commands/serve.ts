@@ -30,6 +30,8 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --max-image-bytes N    largest image in bytes (default 20000000; more is a 413)
   --max-image-pixels N   largest image in pixels (default 50000000; more is a 413,
                          refused from its header before it is decoded)
+  --image-url-hosts H    hosts (name or name:port, comma-separated) whose http(s)
+                         image URLs may be fetched (default: none; data: URLs only)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
   --speculative S        ngram (default: drafts by prompt lookup while one request
                          runs), draft (a catalog entry's draft model, prompt lookup
@@ -64,6 +66,7 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'max-body-bytes': { type: 'string' },
     'max-images': { type: 'string' },
     'max-image-bytes': { type: 'string' },
+    'image-url-hosts': { type: 'string' },
     'max-image-pixels': { type: 'string' },
     'max-embedding-inputs': { type: 'string' },
     'max-embedding-tokens': { type: 'string' },
@@ -118,6 +121,12 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (maxImageBytes !== undefined) o.maxImageBytes = maxImageBytes;
   const maxImagePixels = intFlag('serve', 'max-image-pixels', values['max-image-pixels'], 1);
   if (maxImagePixels !== undefined) o.maxImagePixels = maxImagePixels;
+  if (values['image-url-hosts'] !== undefined) {
+    const hosts = values['image-url-hosts'].split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+    const bad = hosts.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/.test(h));
+    if (bad !== undefined) throw new UsageError(`serve: --image-url-hosts takes host names or name:port, comma-separated (got "${bad}")`);
+    o.imageUrlHosts = hosts;
+  }
   const kvMb = intFlag('serve', 'kv-cache-mb', values['kv-cache-mb'], 0);
   if (kvMb !== undefined) o.kvCacheMb = kvMb;
   if (values.speculative !== undefined) {

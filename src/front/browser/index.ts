@@ -182,7 +182,8 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     }
   });
 
-  const handlers = handlersFor(runtime, baseURL);
+  // A chat's image_url may name the page's own pictures: a blob: URL or a same-origin path.
+  const handlers = handlersFor(runtime, baseURL, { imageUrls: { pageOrigin: location.origin } });
   const msw = setupWorker(...handlers);
   // msw 2 reads onUnhandledRequest, msw 3 onUnhandledFrame: the app's msw ignores the other.
   const start = {

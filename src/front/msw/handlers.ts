@@ -1,7 +1,7 @@
 import { TrieRouter } from 'hono/router/trie-router';
 import { http, type RequestHandler } from 'msw';
 import { createRouter, type Router } from '../../api/router.js';
-import type { Runtime } from '../../types.js';
+import type { RouterOptions, Runtime } from '../../types.js';
 
 /** Routes outside /v1 that are served beside the base URL (at its parent path): Cohere's v2 client posts to /v2/rerank. */
 const BESIDE = new Set(['/generate', '/health', '/rerank', '/v2/rerank', '/tokenize', '/detokenize']);
@@ -26,8 +26,8 @@ function routesOf(router: Router): (path: string) => boolean {
  * `onUnhandledFrame` (msw 3) still fires for it (a handler that matches and answers
  * nothing counts as handling it).
  */
-export function handlersFor(runtime: Runtime, baseURL?: string): RequestHandler[] {
-  const router = createRouter(runtime);
+export function handlersFor(runtime: Runtime, baseURL?: string, options: RouterOptions = {}): RequestHandler[] {
+  const router = createRouter(runtime, options);
   const serves = routesOf(router);
   const base = baseURL ? new URL(baseURL.replace(/\/+$/, '')) : undefined;
   // An origin alone (Anthropic's or Cohere's default base URL) has the path '/': its routes sit at the root.

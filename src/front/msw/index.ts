@@ -19,6 +19,9 @@ export interface HearthHandlersOptions {
    * served as `svc/<folder name>` as `hearth serve --models` serves them. */
   models?: string[];
   device?: Device;
+  /** Hosts (name or name:port) whose http(s) image URLs may be fetched, as `hearth serve
+   * --image-url-hosts` (default none: data: URLs only). */
+  imageUrlHosts?: string[];
 }
 
 export type HearthHandlers = RequestHandler[] & { close(): Promise<void> };
@@ -42,5 +45,6 @@ export async function hearthHandlers(options: HearthHandlersOptions = {}): Promi
   // A test double should answer at once rather than with 503 while loading; the
   // openai SDK's retry of a mocked response can also stall on MSW's teed body.
   await modelsSettled(runtime.engine);
-  return Object.assign(handlersFor(runtime, options.baseURL), { close: () => runtime.close() });
+  const imageUrls = options.imageUrlHosts?.length ? { hosts: options.imageUrlHosts } : undefined;
+  return Object.assign(handlersFor(runtime, options.baseURL, { imageUrls }), { close: () => runtime.close() });
 }

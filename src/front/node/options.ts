@@ -33,6 +33,8 @@ export interface ServeOptions {
   maxImageBytes?: number;
   /** An image's pixels (default 50,000,000; a 413 past it, before it is decoded). */
   maxImagePixels?: number;
+  /** Hosts (name or name:port) whose http(s) image URLs may be fetched (default none: data: URLs only). */
+  imageUrlHosts?: string[];
   /** Memory for each model's prefix cache in MiB (default 256; 0 turns it off). */
   kvCacheMb?: number;
   /** Speculative decoding where a catalog entry does not say (default 'ngram'). */
