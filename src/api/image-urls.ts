@@ -5,16 +5,9 @@
 // timeout and the byte limit, and follows a redirect only to a URL the policy also allows.
 import type { ChatMessage, ImageInput } from '../engine/protocol.js';
 import { ApiError, invalidRequest } from './errors.js';
-import type { RequestLimits } from './limits.js';
+import type { ImageUrlPolicy, RequestLimits } from './limits.js';
 
-export interface ImageUrlPolicy {
-  /** Hosts (`name` or `name:port`) whose http(s) URLs may be fetched. */
-  hosts?: string[];
-  /** The page's origin: its blob: URLs and same-origin URLs (a relative URL resolved against it) may be fetched. */
-  pageOrigin?: string;
-  /** Milliseconds a fetch may take, body included (default 10,000). */
-  timeoutMs?: number;
-}
+export type { ImageUrlPolicy };
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 5;

@@ -2,7 +2,16 @@
 // input is a row of a run and a vector in the reply; each generation holds a sequence), so a
 // body under the size limit could still ask for gigabytes. Past a limit: a 400 naming the field.
 import { invalidRequest } from './errors.js';
-import type { ImageUrlPolicy } from './image-urls.js';
+
+/** Which image URLs besides data: URLs the server fetches (image-urls.ts). */
+export interface ImageUrlPolicy {
+  /** Hosts (`name` or `name:port`) whose http(s) URLs may be fetched. */
+  hosts?: string[];
+  /** The page's origin: its blob: URLs and same-origin URLs (a relative URL resolved against it) may be fetched. */
+  pageOrigin?: string;
+  /** Milliseconds a fetch may take, body included (default 10,000). */
+  timeoutMs?: number;
+}
 
 export interface RequestLimits {
   /** Inputs of one embeddings request (OpenAI's limit: 2,048), and pairs of one rerank or score. */
