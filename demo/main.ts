@@ -105,18 +105,23 @@ async function ui(h: Hearth) {
   for (const m of models.filter((x) => (x as unknown as { task: string }).task !== 'embedding')) {
     select.add(new Option(m.id, m.id));
   }
+  const picture = pictureInput(() => models.find((m) => m.id === select.value) as { input_modalities?: string[] } | undefined);
+  select.addEventListener('change', picture.refresh);
+  picture.refresh();
   const embedModel = models.find((x) => (x as unknown as { task: string }).task === 'embedding')?.id;
   $<HTMLButtonElement>('send').disabled = false;
   $<HTMLButtonElement>('compare').disabled = false;
 
-  const history: { role: 'user' | 'assistant'; content: string }[] = [];
+  const history: OpenAI.ChatCompletionMessageParam[] = [];
   $('chat-form').addEventListener('submit', async () => {
     const input = $<HTMLInputElement>('prompt');
     const text = input.value.trim();
     if (!text) return;
     input.value = '';
-    history.push({ role: 'user', content: text });
-    bubble('user', text);
+    // A picture goes as its blob: URL, which the page's Hearth reads in the tab (nothing is uploaded).
+    const attached = picture.take();
+    history.push({ role: 'user', content: attached ? [{ type: 'image_url', image_url: { url: attached } }, { type: 'text', text }] : text });
+    bubble('user', text, attached);
     const out = bubble('assistant', '');
     out.classList.add('typing');
     $<HTMLButtonElement>('send').disabled = true;
@@ -135,6 +140,7 @@ async function ui(h: Hearth) {
         stream_options: { include_usage: true },
       }, { signal: stop.signal });
       let usage = 0;
+      let prompt = 0;
       for await (const chunk of stream) {
         const delta = chunk.choices[0]?.delta.content ?? '';
         if (delta) {
@@ -143,12 +149,12 @@ async function ui(h: Hearth) {
           out.textContent = (out.textContent + delta).trimStart();
           $('log').scrollTop = $('log').scrollHeight;
         }
-        if (chunk.usage) usage = chunk.usage.completion_tokens;
+        if (chunk.usage) ({ completion_tokens: usage, prompt_tokens: prompt } = chunk.usage);
       }
       history.push({ role: 'assistant', content: out.textContent ?? '' });
       const secs = (performance.now() - t0) / 1000;
       $('chat-stats').textContent =
-        `${usage} tokens in ${secs.toFixed(2)} s · first token after ${((first - t0) / 1000).toFixed(2)} s · ` +
+        `${prompt} prompt tokens · ${usage} tokens in ${secs.toFixed(2)} s · first token after ${((first - t0) / 1000).toFixed(2)} s · ` +
         `${(usage / secs).toFixed(0)} tokens/s · ${chunks} chunks`;
     } catch (e) {
       if (stop.signal.aborted) {
@@ -194,13 +200,57 @@ async function ui(h: Hearth) {
   void h.ready.then(() => $('compare').click());
 }
 
-function bubble(role: string, text: string): HTMLElement {
+function bubble(role: string, text: string, picture?: string): HTMLElement {
   const el = document.createElement('div');
   el.className = `msg ${role}`;
   el.textContent = text;
+  if (picture) el.prepend(Object.assign(document.createElement('img'), { src: picture, alt: 'the picture sent' }));
   $('log').append(el);
   $('log').scrollTop = $('log').scrollHeight;
   return el;
+}
+
+/**
+ * The chat's picture: picked with the file input or pasted into the prompt, shown as a
+ * thumbnail (a click removes it), offered only while the chosen model takes images.
+ */
+function pictureInput(model: () => { input_modalities?: string[] } | undefined) {
+  const file = $<HTMLInputElement>('picture');
+  const thumb = $<HTMLImageElement>('thumb');
+  let url: string | undefined;
+  const attach = (f: File | null | undefined) => {
+    if (!f || !f.type.startsWith('image/')) return;
+    url = URL.createObjectURL(f);
+    thumb.src = url;
+    thumb.hidden = false;
+  };
+  const clear = () => {
+    url = undefined;
+    thumb.hidden = true;
+    file.value = '';
+  };
+  file.addEventListener('change', () => attach(file.files?.[0]));
+  thumb.addEventListener('click', clear);
+  $('prompt').addEventListener('paste', (ev) => {
+    const pasted = [...(ev.clipboardData?.files ?? [])].find((f) => f.type.startsWith('image/'));
+    if (pasted && !$('attach').hidden) {
+      ev.preventDefault();
+      attach(pasted);
+    }
+  });
+  return {
+    refresh() {
+      const takes = model()?.input_modalities?.includes('image') === true;
+      $('attach').hidden = !takes;
+      if (!takes) clear();
+    },
+    /** The attached picture's URL, once: the history keeps it (so it is not revoked). */
+    take() {
+      const taken = url;
+      clear();
+      return taken;
+    },
+  };
 }
 
 async function refreshStorage(h: Hearth) {
