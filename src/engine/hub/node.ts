@@ -62,6 +62,10 @@ export class DownloadError extends Error {
   }
 }
 
+/** What a VLM's processor reads besides transformers.js's file list (which has preprocessor_config.json at most). */
+const VLM_FILES = ['preprocessor_config.json', 'processor_config.json', 'chat_template.json'];
+const VLM_OPTIONAL = ['processor_config.json', 'chat_template.json'];
+
 export interface DownloadRequest {
   repo: string;
   task: CatalogEntry['task'];
@@ -96,9 +100,11 @@ export async function downloadModel(opts: HubOptions, req: DownloadRequest): Pro
   }
   // Embedders' pooling mode lives in sentence-transformers' module folder (decoder embedders: last token).
   const pooling = req.task === 'embedding' ? ['1_Pooling/config.json'] : [];
+  // A vision-language model (its list has a vision encoder) needs its processor's configs too.
+  const vision = files.some((f) => f.startsWith('onnx/vision_encoder')) ? VLM_FILES : [];
   // transformers.js's file list leaves out chat_template.jinja, where newer exports keep the chat template.
-  const optional = new Set(['generation_config.json', 'special_tokens_map.json', CHAT_TEMPLATE_FILE, ...pooling]);
-  const wanted = [...new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling, CHAT_TEMPLATE_FILE])];
+  const optional = new Set(['generation_config.json', 'special_tokens_map.json', CHAT_TEMPLATE_FILE, ...pooling, ...VLM_OPTIONAL]);
+  const wanted = [...new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling, ...vision, CHAT_TEMPLATE_FILE])];
   // A folder holding every file it needs was downloaded before: it starts with no hub reachable,
   // an optional file it lacks staying absent. A fresh download fails instead, so it is retried whole.
   const downloadedBefore = wanted.every((f) => optional.has(f) || existsSync(join(folder, f)));

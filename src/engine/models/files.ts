@@ -245,6 +245,9 @@ export async function validateCheckpoint(
     problems.push(`model_type "${type}" is an encoder; it serves embeddings only`);
   }
 
+  // A VLM's processor reads its image settings from here (vision/vision-model.ts).
+  if (vision && !(await fs.exists(joinPath(folder, 'preprocessor_config.json')))) problems.push('preprocessor_config.json is missing (a vision-language model\'s image processor settings)');
+
   // Which ONNX file is wanted: the entry's dtype for the device, else any the folder has.
   // A VLM needs each of its graphs in the dtype (checked for the decoder first, then the others).
   const graphs: string[] = vision ? Object.values(VLM_GRAPHS) : ['model'];

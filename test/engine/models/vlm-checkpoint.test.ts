@@ -19,7 +19,7 @@ describe('a SmolVLM checkpoint', () => {
     expect(info.onnx.sort()).toEqual(['onnx/decoder_model_merged.onnx', 'onnx/embed_tokens.onnx', 'onnx/vision_encoder.onnx']);
   });
 
-  it('is refused naming each graph the dtype lacks, and the dtypes the folder has for it', async () => {
+  it('is refused naming each graph the dtype lacks, the dtypes the folder has for it, and a missing processor config', async () => {
     const folder = join(await exportFixtures(), 'smolvlm-export');
     // The fixture has q4 files for the decoder and the vision encoder, not for embed_tokens.
     await expect(validateCheckpoint(nodeFiles, folder, { entry: entry('q4'), device: 'cpu' })).rejects.toThrow(/onnx\/embed_tokens_q4\.onnx is missing .*has dtypes: fp32/);
@@ -28,6 +28,8 @@ describe('a SmolVLM checkpoint', () => {
       await cp(folder, copy, { recursive: true });
       await rm(join(copy, 'onnx/vision_encoder.onnx'));
       await expect(validateCheckpoint(nodeFiles, copy, { entry: entry('fp32'), device: 'cpu' })).rejects.toThrow(/onnx\/vision_encoder\.onnx is missing/);
+      await rm(join(copy, 'preprocessor_config.json'));
+      await expect(validateCheckpoint(nodeFiles, copy, { entry: entry('fp32'), device: 'cpu' })).rejects.toThrow(/preprocessor_config\.json is missing \(a vision-language model's image processor settings\)/);
     } finally {
       await rm(copy, { recursive: true, force: true });
     }
