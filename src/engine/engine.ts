@@ -68,13 +68,13 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
    */
   async function promptOf(model: LoadedModel, p: PromptInput): Promise<ReturnType<typeof encodePrompt> & Partial<VisionPrompt>> {
     if (!('messages' in p)) return encodePrompt(model.codec, p);
+    const image = chatImages(p.messages)[0];
     if (!model.vision) {
-      const image = chatImages(p.messages)[0];
       if (image) throw new EngineError('invalid_value', 'This model takes no images; send text parts only.', image.param);
       return encodePrompt(model.codec, p);
     }
     const decode = backend.decodeImage;
-    if (!decode && chatImages(p.messages).length) throw new EngineError('invalid_value', 'This runtime cannot decode images.', 'messages');
+    if (!decode && image) throw new EngineError('invalid_value', 'This runtime cannot decode images.', 'messages');
     const vision = await model.vision.encodeChat(model.codec, p, decode ?? noDecoder, options.maxImagePixels);
     return { ...vision, param: 'messages' };
   }
@@ -121,8 +121,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
         onToken(thinking && ev.prompt_tokens !== undefined ? { ...ev, thinking: thinking.start } : ev);
         scheduler.timings.lap('emit', t0);
       };
-      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, thinking?.gate ?? constraint);
-      if (images) Object.assign(seq, { images, promptKey: cacheKey });
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, thinking?.gate ?? constraint, { images, cacheKey });
       scheduler.submit(seq);
       if (!thinking) return seq.result;
       const { start, gate } = thinking;

@@ -26,6 +26,10 @@ export interface SequenceLimits {
  * is done and what the client sees.
  */
 export class Sequence {
+  /** A VLM prompt's images, until its prompt is prefilled. */
+  readonly images?: PromptImages;
+  /** The prompt as the prefix cache keys it, where that is not its ids. */
+  private readonly promptKey?: number[];
   readonly generated: number[] = [];
   /** Its cache while it is not in the decode batch (after prefill, before joining). */
   kv: SeqCache | null = null;
@@ -34,10 +38,6 @@ export class Sequence {
   /** Prompt tokens whose KV is in `kv` so far (prefill runs in chunks). */
   prefilled = 0;
   cancelled = false;
-  /** A VLM prompt's images, until its prompt is prefilled. */
-  images?: PromptImages;
-  /** The prompt as the prefix cache keys it, where that is not its ids (images stand for their pixels). */
-  promptKey?: number[];
   /** Its speculative drafts (prompt lookup): how long the next one is, and how many were accepted. */
   readonly drafts = new DraftPolicy();
   readonly result: Promise<GenerateResult>;
@@ -63,7 +63,11 @@ export class Sequence {
     private readonly onToken: (ev: TokenEvent) => void,
     /** The grammar its output must follow (a reasoning model's: after its thinking); the scheduler masks its logits with it before advance(). */
     readonly constraint?: TokenConstraint,
+    /** A VLM prompt's images (until its prompt is prefilled), and the prompt as the prefix cache keys it (images stand for their pixels). */
+    vision?: { images?: PromptImages; cacheKey?: number[] },
   ) {
+    this.images = vision?.images;
+    this.promptKey = vision?.cacheKey;
     this.rng = createRng(req.sampling.seed ?? randomSeed());
     this.stop = new StopMatcher(req.sampling.stop);
     this.decoder = codec.streamDecoder();
@@ -88,11 +92,6 @@ export class Sequence {
     const made = this.generated.length;
     const left = Math.min((this.req.sampling.max_tokens ?? Infinity) - made, this.limits.contextLength - this.promptIds.length - made);
     return Math.max(0, left - 1);
-  }
-
-  /** Every token fed to the model so far (the last sampled one is not fed yet). */
-  get fedTokens(): number[] {
-    return [...this.promptIds, ...this.generated.slice(0, -1)];
   }
 
   /** Its prompt as the prefix cache keys it. */

@@ -13,11 +13,20 @@ type ChatPrompt = Extract<PromptInput, { messages: unknown }>;
  * fault: invalid_value on messages, as is a model with no template at all.
  */
 export function encodeChat(codec: TextCodec, p: ChatPrompt, opts?: { addGenerationPrompt?: boolean; addSpecialTokens?: boolean }): { ids: number[]; text: string } {
+  return asRequestFault(codec, () => codec.encodeChat(p.messages, p.tools, p.template_kwargs, opts));
+}
+
+/** The chat's text as the template renders it (the generation prompt added), its faults the request's as in encodeChat. */
+export function renderChat(codec: TextCodec, p: ChatPrompt): string {
+  return asRequestFault(codec, () => codec.renderChat(p.messages, p.tools, p.template_kwargs));
+}
+
+function asRequestFault<T>(codec: TextCodec, render: () => T): T {
   if (!codec.hasChatTemplate) {
     throw new EngineError('invalid_value', "This model has no chat template, so it cannot take 'messages'; send its text as a prompt instead.", 'messages');
   }
   try {
-    return codec.encodeChat(p.messages, p.tools, p.template_kwargs, opts);
+    return render();
   } catch (e) {
     throw new EngineError('invalid_value', `This model's chat template refuses these messages: ${e instanceof Error ? e.message : String(e)}`, 'messages');
   }

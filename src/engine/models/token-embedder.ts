@@ -1,7 +1,7 @@
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { CatalogEntry } from '../protocol.js';
-import { createModelSession, VLM_GRAPHS } from './files.js';
 import type { KvArray } from './interface.js';
+import { loadVlmGraph } from './vlm-graph.js';
 
 /**
  * Rows that replace token embeddings in one row of a run (a VLM's image features in place of
@@ -26,12 +26,7 @@ export class TokenEmbedder {
   ) {}
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<TokenEmbedder> {
-    const session = await createModelSession(backend, folder, entry, undefined, undefined, VLM_GRAPHS.embed);
-    const output = session.outputNames.includes('inputs_embeds') ? 'inputs_embeds' : session.outputNames[0];
-    if (!session.inputNames.includes('input_ids') || output === undefined) {
-      await session.release();
-      throw new Error(`${entry.id}: ${VLM_GRAPHS.embed} takes input_ids and gives inputs_embeds; it has inputs ${session.inputNames.join(', ')}`);
-    }
+    const { session, output } = await loadVlmGraph(backend, folder, entry, 'embed', { input: 'input_ids', output: 'inputs_embeds' });
     return new TokenEmbedder(backend, session, output);
   }
 

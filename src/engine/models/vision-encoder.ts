@@ -1,8 +1,8 @@
 import type { Backend, InferenceSession } from '../../backends/types.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { Idefics3Batch } from '../vision/idefics3-processor.js';
-import { createModelSession, VLM_GRAPHS } from './files.js';
 import type { KvArray } from './interface.js';
+import { loadVlmGraph } from './vlm-graph.js';
 
 /**
  * A VLM's vision encoder (onnx-community's `vision_encoder` graph: pixel_values and
@@ -18,12 +18,7 @@ export class VisionEncoder {
   ) {}
 
   static async load(backend: Backend, folder: string, entry: CatalogEntry): Promise<VisionEncoder> {
-    const session = await createModelSession(backend, folder, entry, undefined, undefined, VLM_GRAPHS.vision);
-    const output = session.outputNames.includes('image_features') ? 'image_features' : session.outputNames[0];
-    if (!session.inputNames.includes('pixel_values') || output === undefined) {
-      await session.release();
-      throw new Error(`${entry.id}: ${VLM_GRAPHS.vision} takes pixel_values and gives image_features; it has inputs ${session.inputNames.join(', ')}`);
-    }
+    const { session, output } = await loadVlmGraph(backend, folder, entry, 'vision', { input: 'pixel_values', output: 'image_features' });
     return new VisionEncoder(backend, session, output);
   }
 

@@ -6,7 +6,7 @@ import { VisionEncoder } from '../models/vision-encoder.js';
 import type { CatalogEntry, ChatMessage, PromptInput } from '../protocol.js';
 import { chatImages } from '../text/content.js';
 import type { TextCodec } from '../text/codec.js';
-import { encodeChat } from '../tokens.js';
+import { renderChat } from '../tokens.js';
 import { batchImages, expandImageTokens, idefics3Settings, processImage, type Idefics3Settings } from './idefics3-processor.js';
 import { imageCacheKey, pixelHash, PromptImages } from './prompt-images.js';
 
@@ -59,7 +59,7 @@ export class VisionModel {
    * the request's fault, named by their part.
    */
   async encodeChat(codec: TextCodec, p: ChatPrompt, decode: ImageDecoder, maxPixels = DEFAULT_MAX_IMAGE_PIXELS): Promise<VisionPrompt> {
-    const { text } = encodeChat(codec, p);
+    const text = renderChat(codec, p);
     const inputs = chatImages(p.messages);
     const processed = [];
     const named = [];
