@@ -40,6 +40,17 @@ describe('hearth models verify', () => {
     expect(r.stdout).toMatch(/parity\s+PASS/);
   }, 120_000);
 
+  it("verifies a vision-language model on two pictures and a text-only chat against transformers.js's processor and Vision2Seq model", async () => {
+    const r = await hearth(['models', 'verify', path.join(dir, 'smolvlm-export')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/dtype\s+fp32 \(onnx\/decoder_model_merged\.onnx\)/);
+    // The weights are all three graphs' (decoder, embed_tokens, vision encoder).
+    expect(r.stdout).toMatch(/size\s+2\.5 MiB of weights/);
+    expect(r.stdout.match(/parity "\[picture\] [^"]*"\s+equal \(16 tokens, \d{3} prompt tokens\)/g)).toHaveLength(2);
+    expect(r.stdout).toMatch(/parity "What is the capital of F"\s+equal/);
+    expect(r.stdout).toMatch(/parity\s+PASS/);
+  }, 120_000);
+
   it('fails with the dtypes the folder has when asked for one it lacks', async () => {
     const r = await hearth(['models', 'verify', path.join(dir, 'gemma3-export'), '--dtype', 'q4']);
     expect(r.code).toBe(1);

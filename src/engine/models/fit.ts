@@ -2,7 +2,7 @@ import type { Backend, DeviceBudget } from '../../backends/types.js';
 
 export type { DeviceBudget };
 import type { CatalogEntry } from '../protocol.js';
-import { dtypeFor, externalDataFiles, joinPath, onnxFileForDtype, readJson } from './files.js';
+import { dtypeFor, externalDataFiles, isVisionType, joinPath, onnxFileForDtype, readJson, VLM_GRAPHS } from './files.js';
 
 /** What the device offers a model, as the backend can tell. */
 
@@ -28,10 +28,16 @@ const kvElementBytes = (dtype: string) => (dtype === 'fp16' || dtype.endsWith('f
 /** Weights (the ONNX file and its external data) plus one full context of KV, before anything is loaded. */
 export async function estimateFit(backend: Backend, folder: string, entry: CatalogEntry, dtype = dtypeFor(entry, backend.device)): Promise<FitEstimate | undefined> {
   if (!backend.fileSize) return undefined;
-  const file = onnxFileForDtype(dtype, entry.id);
+  const config = (await readJson<KvConfig & { model_type?: string; text_config?: KvConfig }>(backend, joinPath(folder, 'config.json'))) ?? {};
+  // A VLM's weights are its three graphs; its KV is its text model's.
+  const vision = isVisionType(config.model_type);
+  const graphs = vision ? Object.values(VLM_GRAPHS) : ['model'];
   let weightsBytes = 0;
-  for (const f of [file, ...(await externalDataFiles(backend, folder, file))]) weightsBytes += (await backend.fileSize(joinPath(folder, f))) ?? 0;
-  return estimateFromSizes(entry, dtype, weightsBytes, (await readJson<KvConfig>(backend, joinPath(folder, 'config.json'))) ?? {});
+  for (const graph of graphs) {
+    const file = onnxFileForDtype(dtype, entry.id, graph);
+    for (const f of [file, ...(await externalDataFiles(backend, folder, file))]) weightsBytes += (await backend.fileSize(joinPath(folder, f))) ?? 0;
+  }
+  return estimateFromSizes(entry, dtype, weightsBytes, (vision ? config.text_config : config) ?? {});
 }
 
 /** The same estimate from a weights size and a config.json known before the files are here (a hub repo's listing). */

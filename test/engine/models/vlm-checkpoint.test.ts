@@ -2,10 +2,13 @@
 // does before it loads (hearth models add, --models <folder>), each of its three graphs looked
 // for in the entry's dtype.
 import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { nodeBackend } from '../../../src/backends/node.js';
 import { validateCheckpoint } from '../../../src/engine/models/files.js';
+import { estimateFit } from '../../../src/engine/models/fit.js';
 import { nodeFiles } from '../../../src/ops/checkpoints.js';
 import { exportFixtures } from '../../helpers/exports.js';
 
@@ -33,5 +36,15 @@ describe('a SmolVLM checkpoint', () => {
     } finally {
       await rm(copy, { recursive: true, force: true });
     }
+  });
+
+  it("is sized as its three graphs' weights and its text model's KV cache", async () => {
+    const folder = join(await exportFixtures(), 'smolvlm-export');
+    const onnx = (f: string) => statSync(join(folder, 'onnx', f)).size;
+    const fit = await estimateFit(nodeBackend('cpu'), folder, { ...entry('fp32'), class: 't', context_length: 1024, source: folder, price: { input_per_1m: 0, output_per_1m: 0 } });
+    expect(fit?.weightsBytes).toBe(onnx('decoder_model_merged.onnx') + onnx('embed_tokens.onnx') + onnx('vision_encoder.onnx'));
+    const text = JSON.parse(readFileSync(join(folder, 'config.json'), 'utf8')).text_config;
+    const headDim = text.head_dim ?? text.hidden_size / text.num_attention_heads;
+    expect(fit?.kvBytes).toBe(2 * text.num_hidden_layers * text.num_key_value_heads * headDim * 1024 * 4);
   });
 });
