@@ -36,10 +36,16 @@ const stripes = picture(80, 120, (x, y) => (Math.floor((x + y) / 10) % 2 ? [220,
 /** 50×30: a green-to-white gradient (landscape, another grid). */
 const gradient = picture(50, 30, (x, y) => [x * 5, 200, y * 8]);
 
-const encode = (p: Picture, as: 'png' | 'jpeg') => sharp(p.rgb, { raw: { width: p.width, height: p.height, channels: 3 } })[as]().toBuffer().then((b) => new Uint8Array(b));
+const FORMATS = {
+  png: (s: sharp.Sharp) => s.png(),
+  jpeg: (s: sharp.Sharp) => s.jpeg(),
+  webp: (s: sharp.Sharp) => s.webp({ lossless: true }),
+  gif: (s: sharp.Sharp) => s.gif(),
+};
+const encode = (p: Picture, as: keyof typeof FORMATS) => FORMATS[as](sharp(p.rgb, { raw: { width: p.width, height: p.height, channels: 3 } })).toBuffer().then((b) => new Uint8Array(b));
 
-const withImage = (bytes: Uint8Array, text: string): ChatMessage[] => [
-  { role: 'user', content: [{ type: 'image', image: { bytes, param: 'messages[0].content[0]' } }, { type: 'text', text }] },
+const withImage = (bytes: Uint8Array, text: string, detail?: 'low'): ChatMessage[] => [
+  { role: 'user', content: [{ type: 'image', image: { bytes, param: 'messages[0].content[0]', ...(detail ? { detail } : {}) } }, { type: 'text', text }] },
 ];
 
 let engine: EngineApi;
@@ -61,11 +67,11 @@ afterAll(async () => {
 });
 
 /** transformers.js's prompt ids and greedy new tokens for an image (decoded from `bytes` by RawImage, as a user's app would) and a question. */
-async function referenceReply(bytes: Uint8Array | null, text: string): Promise<{ prompt: number[]; reply: number[] }> {
+async function referenceReply(bytes: Uint8Array | null, text: string, options: { do_image_splitting?: boolean } = {}): Promise<{ prompt: number[]; reply: number[] }> {
   const content = [...(bytes ? [{ type: 'image' }] : []), { type: 'text', text }];
   const prompt = processor.apply_chat_template([{ role: 'user', content }] as never, { add_generation_prompt: true }) as unknown as string;
   let inputs: Record<string, Tensor>;
-  if (bytes) inputs = (await processor(prompt, [await RawImage.fromBlob(new Blob([bytes as BlobPart]))])) as Record<string, Tensor>;
+  if (bytes) inputs = (await processor(prompt, [await RawImage.fromBlob(new Blob([bytes as BlobPart]))], options)) as Record<string, Tensor>;
   else inputs = (processor as unknown as { tokenizer: (t: string) => Record<string, Tensor> }).tokenizer(prompt);
   const ids = Array.from(inputs.input_ids!.data as BigInt64Array, Number);
   const out = (await reference.generate({ ...inputs, max_new_tokens: NEW_TOKENS, do_sample: false } as never)) as Tensor;
@@ -114,6 +120,28 @@ describe('a SmolVLM chat with an image, on the engine', () => {
     const counts = await engine.countTokens!({ model: MODEL, prompts: [{ messages: withImage(png, 'Hi') }, { messages: withImage(jpeg, 'Hi') }] });
     expect(counts[0]).toBe(counts[1]);
     expect(counts[0]).toBe((await referenceReply(png, 'Hi')).prompt.length);
+  }, 300_000);
+
+  it("reads WebP (lossless) and GIF of the same pixels as the PNG: transformers.js's count and reply for each", async () => {
+    // Two colours: a GIF's palette holds the pixels exactly.
+    const png = await encode(stripes, 'png');
+    const expected = await referenceReply(png, 'Look.');
+    for (const as of ['webp', 'gif'] as const) {
+      const bytes = await encode(stripes, as);
+      const theirs = await referenceReply(bytes, 'Look.');
+      expect(theirs, as).toEqual(expected);
+      const ours = await generate(withImage(bytes, 'Look.'));
+      expect([ours.prompt_tokens, ours.token_ids], as).toEqual([theirs.prompt.length, theirs.reply]);
+    }
+  }, 300_000);
+
+  it('with detail "low", sends the whole image as one tile: the count and reply of transformers.js without image splitting', async () => {
+    const png = await encode(stripes, 'png');
+    const theirs = await referenceReply(png, 'Briefly?', { do_image_splitting: false });
+    const ours = await generate(withImage(png, 'Briefly?', 'low'));
+    expect([ours.prompt_tokens, ours.token_ids]).toEqual([theirs.prompt.length, theirs.reply]);
+    // Fewer tokens than the 4×3 tiles and the global one.
+    expect(ours.prompt_tokens).toBeLessThan((await referenceReply(png, 'Briefly?')).prompt.length);
   }, 300_000);
 
   it('reuses the cache for the same image and question, and not past the first image token for another image', async () => {
