@@ -10,7 +10,8 @@
 //      resized to one tile; without, resize to one tile only;
 //   3. pad a batch's samples to the largest tile count with zero tiles, masked false.
 import type { Pixels } from '../../backends/image.js';
-import { resizeLanczos3, type Raster } from './resize.js';
+import { normalisedPlanes, rgbRaster, type Planes } from './image-planes.js';
+import { resizeLanczos3 } from './resize.js';
 
 export type { Pixels };
 
@@ -107,14 +108,6 @@ export function splitResizeSize(width: number, height: number, tile: number): { 
   return { width, height };
 }
 
-/** A float image, channels first. */
-interface Planes {
-  channels: number;
-  height: number;
-  width: number;
-  data: Float32Array;
-}
-
 const f = Math.fround;
 
 /**
@@ -173,43 +166,16 @@ function crop(src: Planes, top: number, left: number, height: number, width: num
 
 /** Step 1: RGB, first resize, rescale, normalise; float32 channels first. */
 function prepare(pixels: Pixels, s: Idefics3Settings): Planes {
-  let img: Raster = { width: pixels.width, height: pixels.height, channels: pixels.channels, data: pixels.data instanceof Uint8Array ? pixels.data : new Uint8Array(pixels.data.buffer, pixels.data.byteOffset, pixels.data.length) };
-  if (img.data.length !== img.width * img.height * img.channels) throw new Error(`Idefics3 processor: ${img.width}×${img.height}×${img.channels} image with ${img.data.length} bytes`);
-  if (img.channels === 4) {
-    // transformers.js drops alpha without compositing; without do_convert_rgb it would go on to
-    // fail normalising four channels, so there is nothing to match.
-    if (!s.doConvertRgb) throw new Error('Idefics3 processor: an RGBA image needs do_convert_rgb');
-    const rgb = new Uint8Array(img.width * img.height * 3);
-    for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) {
-      rgb[j] = img.data[i]!;
-      rgb[j + 1] = img.data[i + 1]!;
-      rgb[j + 2] = img.data[i + 2]!;
-    }
-    img = { ...img, channels: 3, data: rgb };
-  }
+  let img = rgbRaster(pixels, s.doConvertRgb, 'Idefics3 processor');
   if (s.doResize) {
     const size = firstResizeSize(img.width, img.height, s.longestEdge);
     if (size.width !== img.width || size.height !== img.height) {
-      // sharp's Lanczos-3 is what transformers.js uses for PIL's LANCZOS (1); other filters go
-      // through sharp's affine, which this does not reproduce.
+      // sharp's Lanczos-3 is what transformers.js uses for PIL's LANCZOS (1).
       if (s.resample !== 1) throw new Error(`Idefics3 processor: resample ${s.resample} is not supported (only 1, Lanczos, as Idefics3 and SmolVLM checkpoints use)`);
       img = resizeLanczos3(img, size.width, size.height);
     }
   }
-  const { width, height } = img;
-  const plane = width * height;
-  const out = new Float32Array(3 * plane);
-  const hwc = new Float32Array(1);
-  for (let i = 0; i < plane; i++) {
-    for (let c = 0; c < 3; c++) {
-      // Each step stored as float32 in between, as transformers.js's Float32Array passes.
-      hwc[0] = img.data[i * 3 + c]!;
-      if (s.doRescale) hwc[0] = s.rescaleFactor * hwc[0]!;
-      if (s.doNormalize) hwc[0] = (hwc[0]! - s.imageMean[c]!) / s.imageStd[c]!;
-      out[c * plane + i] = hwc[0]!;
-    }
-  }
-  return { channels: 3, height, width, data: out };
+  return normalisedPlanes(img, s);
 }
 
 /**

@@ -176,7 +176,7 @@ function reduce(img: Raster, shrink: number, vertical: boolean, gap = 2): Raster
  * libvips rounds each row's horizontal sum to an (unclipped) integer before the vertical one,
  * which is what doing it in two passes gives.
  */
-function affineBicubic(img: Raster, hscale: number, vscale: number, idx: number, idy: number, width: number, height: number): Raster {
+function affineBicubic(img: Raster, hscale: number, vscale: number, idx: number, idy: number, width: number, height: number, extend: 'copy' | 'black' = 'copy'): Raster {
   const masks = bicubicMasks();
   // vips' own arithmetic, operation for operation: the sample positions land on mask-table
   // boundaries often enough (65/256 is exact in binary) that a different rounding picks the
@@ -195,7 +195,12 @@ function affineBicubic(img: Raster, hscale: number, vscale: number, idx: number,
     positions.forEach((p, o) => {
       const ip = Math.trunc(p);
       weights.set(masks[maskIndex(p)]!, o * 4);
-      for (let j = 0; j < 4; j++) taps[o * 4 + j] = Math.min(Math.max(ip - 1 + j - 2, 0), size - 1);
+      for (let j = 0; j < 4; j++) {
+        const tap = ip - 1 + j - 2;
+        taps[o * 4 + j] = Math.min(Math.max(tap, 0), size - 1);
+        // Outside the image: the edge pixel copied, or black (its weight then counts for nothing).
+        if (extend === 'black' && (tap < 0 || tap >= size)) weights[o * 4 + j] = 0;
+      }
     });
     return { taps, weights };
   };
@@ -229,4 +234,15 @@ export function resizeLanczos3(img: Raster, width: number, height: number): Rast
     else out = affineBicubic(out, 1, vscale, idx, idy, out.width, height);
   }
   return out;
+}
+
+/**
+ * Resize to exactly `width` × `height` as sharp's `affine([width / w, 0, 0, height / h], {
+ * interpolator: 'bicubic' })` does it, which is how transformers.js resizes in Node for resample 3
+ * (PIL's BICUBIC): output pixel X samples input X·w/width with Catmull-Rom weights, no
+ * antialiasing when it shrinks, and the background (black) past the edges.
+ */
+export function resizeBicubic(img: Raster, width: number, height: number): Raster {
+  if (img.width === width && img.height === height) return img;
+  return affineBicubic(img, width / img.width, height / img.height, 0, 0, width, height, 'black');
 }

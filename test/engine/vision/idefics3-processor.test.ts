@@ -196,10 +196,10 @@ describe("Hearth's Idefics3 image processor against transformers.js's", () => {
 
   it('imports nothing from Node, sharp or the DOM, so the same code runs in a page', () => {
     // backends/image.ts: the Pixels type the decoders give, itself importing nothing.
-    for (const file of ['engine/vision/idefics3-processor.ts', 'engine/vision/resize.ts', 'backends/image.ts']) {
+    for (const file of ['engine/vision/idefics3-processor.ts', 'engine/vision/qwen2vl-processor.ts', 'engine/vision/image-planes.ts', 'engine/vision/resize.ts', 'backends/image.ts']) {
       const source = readFileSync(fileURLToPath(new URL(`../../../src/${file}`, import.meta.url)), 'utf8');
       const imports = [...source.matchAll(/from '([^']+)'/g)].map((m) => m[1]);
-      expect(imports.every((i) => i === './resize.js' || i === '../../backends/image.js'), file).toBe(true);
+      expect(imports.every((i) => ['./resize.js', './image-planes.js', '../../backends/image.js'].includes(i!)), file).toBe(true);
       expect(source).not.toMatch(/\b(Buffer|process\.|require\(|OffscreenCanvas|document\.)/);
     }
   });

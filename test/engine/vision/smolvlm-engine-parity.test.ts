@@ -3,7 +3,7 @@
 // image request alone and batched with text requests; the image matters; the prefix cache keys
 // an image by its pixels.
 import { AutoModelForVision2Seq, AutoProcessor, RawImage, Tensor, type PreTrainedModel, type Processor } from '@huggingface/transformers';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
@@ -37,10 +37,10 @@ const stripes = picture(80, 120, (x, y) => (Math.floor((x + y) / 10) % 2 ? [220,
 const gradient = picture(50, 30, (x, y) => [x * 5, 200, y * 8]);
 
 const FORMATS = {
-  png: (s: sharp.Sharp) => s.png(),
-  jpeg: (s: sharp.Sharp) => s.jpeg(),
-  webp: (s: sharp.Sharp) => s.webp({ lossless: true }),
-  gif: (s: sharp.Sharp) => s.gif(),
+  png: (s: Sharp) => s.png(),
+  jpeg: (s: Sharp) => s.jpeg(),
+  webp: (s: Sharp) => s.webp({ lossless: true }),
+  gif: (s: Sharp) => s.gif(),
 };
 const encode = (p: Picture, as: keyof typeof FORMATS) => FORMATS[as](sharp(p.rgb, { raw: { width: p.width, height: p.height, channels: 3 } })).toBuffer().then((b) => new Uint8Array(b));
 
