@@ -3,6 +3,7 @@
 // number of <|image_pad|> tokens in the prompt.
 import { Qwen2VLImageProcessor, RawImage, type Tensor } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
+import type { Pixels } from '../../../src/backends/image.js';
 import { expandQwen2VLImageTokens, processQwen2VLImage, qwen2vlSettings, smartResize } from '../../../src/engine/vision/qwen2vl-processor.js';
 
 /** Qwen2-VL-2B-Instruct's preprocessor_config.json, with max_pixels lowered to keep the test quick. */
@@ -14,7 +15,7 @@ const CONFIG = {
   rescale_factor: 0.00392156862745098, temporal_patch_size: 2,
 };
 
-function picture(width: number, height: number, channels: 3 | 4, seed: number): { width: number; height: number; channels: number; data: Uint8Array } {
+function picture(width: number, height: number, channels: 3 | 4, seed: number): Pixels {
   let s = seed;
   const data = Uint8Array.from({ length: width * height * channels }, (_, i) => (channels === 4 && i % 4 === 3 ? 128 : (s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 24));
   return { width, height, channels, data };
