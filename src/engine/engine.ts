@@ -94,7 +94,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
       const { host, model } = ready(req.model, ['chat', 'completion']);
       const { codec, lm, scheduler } = model;
       if (!lm || !scheduler) throw new EngineError('unsupported_task', `${req.model} cannot generate`, 'model');
-      const { ids, text, param, images, cacheKey } = await promptOf(model, req.prompt);
+      const { ids, text, param, images, cacheKey, rope } = await promptOf(model, req.prompt);
       if (ids.length === 0) throw new EngineError('invalid_value', 'The prompt is empty', param);
       const bad = ids.find((id) => !Number.isInteger(id) || id < 0 || id >= lm.vocabSize);
       if (bad !== undefined) throw new EngineError('invalid_value', `Token id ${bad} is outside the vocabulary`, param);
@@ -121,7 +121,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
         onToken(thinking && ev.prompt_tokens !== undefined ? { ...ev, thinking: thinking.start } : ev);
         scheduler.timings.lap('emit', t0);
       };
-      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, thinking?.gate ?? constraint, { images, cacheKey });
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: ctx }, emit, thinking?.gate ?? constraint, { images, cacheKey, rope });
       scheduler.submit(seq);
       if (!thinking) return seq.result;
       const { start, gate } = thinking;

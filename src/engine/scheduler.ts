@@ -194,7 +194,7 @@ export class Scheduler {
     const inputs = [];
     for (const [i, seq] of seqs.entries()) {
       const splices = await seq.images?.splices(seq.prefilled, ends[i]);
-      inputs.push({ tokens: seq.promptIds.slice(seq.prefilled, ends[i]), past: seq.kv, ...(splices?.length ? { splices } : {}) });
+      inputs.push({ tokens: seq.promptIds.slice(seq.prefilled, ends[i]), past: seq.kv, ...(splices?.length ? { splices } : {}), ...(seq.rope ? { rope: seq.rope } : {}) });
     }
     const results = await this.runPrefill(inputs);
     let t = this.timings.lap('prefill', t0);
@@ -253,10 +253,12 @@ export class Scheduler {
       const draft = await this.draftFor(seq);
       if (draft.length) return this.verifyStep(seq, draft, started);
     }
+    const ropes = this.batch.some((s) => s.rope) ? this.batch.map((s) => s.rope) : undefined;
     const { logits, kv } = await this.lm.decode(
       this.batch.map((s) => s.lastToken),
       this.batchKv!,
       this.timings,
+      ropes,
     );
     this.batchKv = kv;
     this.timings.steps++;
@@ -290,7 +292,7 @@ export class Scheduler {
    * tokens only.
    */
   private async verifyStep(seq: Sequence, draft: number[], started: number): Promise<void> {
-    const { logits, kv } = await this.lm.verify([seq.lastToken, ...draft], this.batchKv!, this.timings);
+    const { logits, kv } = await this.lm.verify([seq.lastToken, ...draft], this.batchKv!, this.timings, seq.rope);
     this.batchKv = kv;
     this.timings.steps++;
     this.timings.rows++;

@@ -13,6 +13,7 @@ import type { StreamDecoder, TextCodec } from './text/codec.js';
 import { StopMatcher } from './text/stop-matcher.js';
 import type { TokenConstraint } from './thinking/index.js';
 import { DraftPolicy } from './spec/draft-policy.js';
+import type { RopePositions } from './vision/mrope.js';
 import type { PromptImages } from './vision/prompt-images.js';
 
 export interface SequenceLimits {
@@ -30,6 +31,8 @@ export class Sequence {
   readonly images?: PromptImages;
   /** The prompt as the prefix cache keys it, where that is not its ids. */
   private readonly promptKey?: number[];
+  /** A multimodal-position prompt's rotary positions (Qwen2-VL's), for every step it runs. */
+  readonly rope?: RopePositions;
   readonly generated: number[] = [];
   /** Its cache while it is not in the decode batch (after prefill, before joining). */
   kv: SeqCache | null = null;
@@ -63,11 +66,12 @@ export class Sequence {
     private readonly onToken: (ev: TokenEvent) => void,
     /** The grammar its output must follow (a reasoning model's: after its thinking); the scheduler masks its logits with it before advance(). */
     readonly constraint?: TokenConstraint,
-    /** A VLM prompt's images (until its prompt is prefilled), and the prompt as the prefix cache keys it (images stand for their pixels). */
-    vision?: { images?: PromptImages; cacheKey?: number[] },
+    /** A VLM prompt's images (until its prompt is prefilled), the prompt as the prefix cache keys it (images stand for their pixels), and its rotary positions where they are multimodal. */
+    vision?: { images?: PromptImages; cacheKey?: number[]; rope?: RopePositions },
   ) {
     this.images = vision?.images;
     this.promptKey = vision?.cacheKey;
+    this.rope = vision?.rope;
     this.rng = createRng(req.sampling.seed ?? randomSeed());
     this.stop = new StopMatcher(req.sampling.stop);
     this.decoder = codec.streamDecoder();

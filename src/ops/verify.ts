@@ -82,9 +82,9 @@ export async function verifyCheckpoint(opts: VerifyOptions): Promise<VerifyRepor
     const scheduler = new Scheduler(lm);
     let n = 0;
     const generate = async (messages: ChatMessage[], sampling: SamplingParams) => {
-      const { ids, text, images, cacheKey }: VisionPrompt = vlm ? await vlm.encodeChat(codec, { messages }, decodeImageNode) : codec.encodeChat(messages);
+      const { ids, text, images, cacheKey, rope }: VisionPrompt = vlm ? await vlm.encodeChat(codec, { messages }, decodeImageNode) : codec.encodeChat(messages);
       const req: GenerateRequest = { id: `v${n++}`, model: entry.id, prompt: { messages }, sampling };
-      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: entry.context_length }, () => undefined, undefined, { images, cacheKey });
+      const seq = new Sequence(req, ids, text, codec, { eosIds: lm.eosIds, contextLength: entry.context_length }, () => undefined, undefined, { images, cacheKey, rope });
       scheduler.submit(seq);
       return seq.result;
     };

@@ -10,6 +10,7 @@ import { LogitsHead, StepLogits, type BestTokens, type HeadTopK } from './logits
 import { LOGITS_POSITION_INPUT } from './logits-pick.js';
 import { decoderEdit } from './decoder-edits.js';
 import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, bestTokenFormFor } from './best-token.js';
+import { ropeAt, type RopePositions } from '../vision/mrope.js';
 import { TokenEmbedder, type EmbedSplice } from './token-embedder.js';
 
 export type { EmbedSplice };
@@ -19,6 +20,8 @@ export interface PrefillInput {
   tokens: number[];
   past: SeqCache | null;
   splices?: readonly EmbedSplice[];
+  /** A multimodal-position prompt's positions (absent: each token's index). */
+  rope?: RopePositions;
 }
 
 /** One sequence's logits in a run: row `index` of `step`. */
@@ -99,7 +102,7 @@ export class CausalLM {
   }
 
   /** Runs one sequence's `tokens` after its cached ones: the logits of the last position and the extended cache. */
-  async prefill(tokens: number[], past: SeqCache | null, splices?: readonly EmbedSplice[]): Promise<{ logits: LogitsRow; kv: SeqCache }> {
+  async prefill(tokens: number[], past: SeqCache | null, splices?: readonly EmbedSplice[], rope?: RopePositions): Promise<{ logits: LogitsRow; kv: SeqCache }> {
     const pastLen = past?.length ?? 0;
     const out = await this.run(
       [tokens],
@@ -107,7 +110,7 @@ export class CausalLM {
       new BigInt64Array(pastLen + tokens.length).fill(1n),
       pastLen,
       past ? tensorsOf(past) : null,
-      { last: [[tokens.length - 1]], splices: [splices] },
+      { last: [[tokens.length - 1]], splices: [splices], ropes: [rope] },
     );
     this.release(past); // an earlier chunk's device cache: present.* replaces it
     const [, rows] = out.logits.dims;
@@ -138,12 +141,12 @@ export class CausalLM {
    * (several tokens after a past) each runs alone.
    */
   async prefillMany(items: PrefillInput[]): Promise<{ logits: LogitsRow; kv: SeqCache }[]> {
-    if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past, items[0].splices)];
+    if (items.length === 1) return [await this.prefill(items[0].tokens, items[0].past, items[0].splices, items[0].rope)];
     const W = Math.max(...items.map((it) => it.past?.length ?? 0));
     const S = Math.max(...items.map((it) => it.tokens.length));
     if (!this.io.batchesPrefixedChunks && W > 0 && S > 1) {
       const results = [];
-      for (const it of items) results.push(await this.prefill(it.tokens, it.past, it.splices));
+      for (const it of items) results.push(await this.prefill(it.tokens, it.past, it.splices, it.rope));
       return results;
     }
     const right = this.io.padding === 'right';
@@ -177,7 +180,8 @@ export class CausalLM {
       const last = items.map(({ tokens }) => [right ? tokens.length - 1 : S - 1]);
       // Left padding moves each row's tokens (and so its image features) right by its padding.
       const splices = items.map(({ tokens, splices }) => splices?.map((x) => ({ ...x, at: x.at + (right ? 0 : S - tokens.length) })));
-      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last, splices });
+      const ropes = items.map((it) => it.rope);
+      out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last, splices, ropes });
     } finally {
       for (const t of packed?.device ?? []) t.dispose();
     }
@@ -207,7 +211,7 @@ export class CausalLM {
    * logits. A right-padded row's new entry lands right after its own (GroupQueryAttention
    * writes it at slot seqlens_k), so its padding stays on the right.
    */
-  async decode(tokens: number[], batch: BatchKv, timings?: StepTimings): Promise<{ logits: StepLogits; kv: BatchKv }> {
+  async decode(tokens: number[], batch: BatchKv, timings?: StepTimings, ropes?: (RopePositions | undefined)[]): Promise<{ logits: StepLogits; kv: BatchKv }> {
     const { width, pads, padding } = batch;
     const t0 = performance.now();
     const mask = new BigInt64Array(tokens.length * (width + 1));
@@ -216,7 +220,7 @@ export class CausalLM {
       if (padding === 'right') mask.fill(1n, row, row + width - pad + 1);
       else mask.fill(1n, row + pad, row + width + 1);
     });
-    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => [0]) });
+    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => [0]), ropes });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r), out.best);
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
@@ -231,7 +235,7 @@ export class CausalLM {
    * the drafts that were not accepted. Fused graphs take several tokens after a past only at
    * batch 1 (onnxruntime refuses more rows), which is why this takes one row.
    */
-  async verify(tokens: number[], batch: BatchKv, timings?: StepTimings): Promise<{ logits: StepLogits; kv: BatchKv }> {
+  async verify(tokens: number[], batch: BatchKv, timings?: StepTimings, rope?: RopePositions): Promise<{ logits: StepLogits; kv: BatchKv }> {
     if (batch.pads.length !== 1 || batch.pads[0] !== 0) throw new Error('verify takes a batch of one row without padding');
     const { width } = batch;
     const n = tokens.length;
@@ -242,6 +246,7 @@ export class CausalLM {
       started: t0,
       keepAll: true,
       last: [at],
+      ropes: [rope],
     });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     // Picked, or every position kept: either way the last n rows are the tokens'.
@@ -272,7 +277,14 @@ export class CausalLM {
     mask: BigInt64Array,
     pastLen: number,
     past: KvArray[] | Tensor[] | null,
-    { timings, started = 0, keepAll = false, last, splices }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[][]; splices?: (readonly EmbedSplice[] | undefined)[] },
+    {
+      timings,
+      started = 0,
+      keepAll = false,
+      last,
+      splices,
+      ropes,
+    }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[][]; splices?: (readonly EmbedSplice[] | undefined)[]; ropes?: (RopePositions | undefined)[] },
   ): Promise<{ logits: Tensor; kv: Tensor[]; best?: BestTokens }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -281,7 +293,13 @@ export class CausalLM {
     const feeds: Record<string, Tensor> = { attention_mask: new Tensor('int64', mask, [rows, pastLen + len]) };
     if (this.embedder) feeds.inputs_embeds = await this.embedder.embed(ids, splices);
     else feeds.input_ids = new Tensor('int64', BigInt64Array.from(ids.flat(), BigInt), [rows, len]);
-    if (io.positionIds) {
+    if (io.multimodalPositions) {
+      // [3, rows, len]: each token's temporal, height and width position (its index where it has no table).
+      const flat = new BigInt64Array(3 * rows * len);
+      for (let k = 0; k < 3; k++)
+        for (let r = 0; r < rows; r++) for (let j = 0; j < len; j++) flat[(k * rows + r) * len + j] = BigInt(ropeAt(ropes?.[r], positions[r]![j]!, k) + io.positionStart);
+      feeds.position_ids = new Tensor('int64', flat, [3, rows, len]);
+    } else if (io.positionIds) {
       const start = BigInt(io.positionStart);
       feeds.position_ids = new Tensor('int64', BigInt64Array.from(positions.flat(), (p) => BigInt(p) + start), [rows, len]);
     }

@@ -19,6 +19,8 @@ export interface DecoderInterface {
   positionIds: boolean;
   /** transformers.js starts Gemma 3's positions at 1 (`create_position_ids`' start_index). */
   positionStart: number;
+  /** position_ids is [3, batch, seq]: multimodal rotary positions (Qwen2-VL's M-RoPE, vision/mrope.ts). */
+  multimodalPositions: boolean;
   /** Fed as 1 so that only the last position's logits come back. */
   numLogitsToKeep: boolean;
   /** Hearth's own edit at load (logits-pick.ts): the position of each row whose logits come back. */
@@ -99,6 +101,7 @@ export function readDecoderInterface(session: InferenceSession, config: DecoderC
     logitsType,
     positionIds: inputs.has('position_ids'),
     positionStart: POSITIONS_FROM_ONE.has(config.model_type ?? '') ? 1 : 0,
+    multimodalPositions: inputs.has('position_ids') && tensorMeta(inputs.get('position_ids')!).shape.length === 3,
     numLogitsToKeep: inputs.has('num_logits_to_keep'),
     logitsPosition: inputs.has(LOGITS_POSITION_INPUT),
     useCacheBranch: inputs.has('use_cache_branch'),

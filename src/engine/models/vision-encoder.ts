@@ -1,14 +1,26 @@
-import type { Backend, InferenceSession } from '../../backends/types.js';
+import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { CatalogEntry } from '../protocol.js';
-import type { Idefics3Batch } from '../vision/idefics3-processor.js';
 import type { KvArray } from './interface.js';
 import { loadVlmGraph } from './vlm-graph.js';
 
+/** What a vision encoder is fed: the processor's pixels, and what the graph declares besides. */
+export interface VisionInputs {
+  pixelValues: Float32Array;
+  dims: number[];
+  /** Idefics3's: which pixels of each padded tile are real. */
+  pixelAttentionMask?: { data: Uint8Array; dims: number[] };
+  /** Qwen2-VL's: each image's [t, h, w] in patches. */
+  grids?: readonly (readonly [number, number, number])[];
+}
+
+/** The names Qwen2-VL (grid_thw) and Qwen2.5-VL (image_grid_thw) exports give the grid input. */
+const GRID_INPUTS = ['grid_thw', 'image_grid_thw'];
+
 /**
- * A VLM's vision encoder (onnx-community's `vision_encoder` graph: pixel_values and
- * pixel_attention_mask → image_features), run once per image, as transformers.js's
- * `encode_image` runs it. Its features, viewed as rows of the text model's hidden width, go
- * in place of the prompt's image tokens, in order.
+ * A VLM's vision encoder (onnx-community's `vision_encoder` graph: pixel_values, and the
+ * attention mask or the image grids its family takes → image_features), run once per prompt's
+ * images, as transformers.js's `encode_image` runs it. Its features, viewed as rows of the text
+ * model's hidden width, go in place of the prompt's image tokens, in order.
  */
 export class VisionEncoder {
   private constructor(
@@ -22,12 +34,17 @@ export class VisionEncoder {
     return new VisionEncoder(backend, session, output);
   }
 
-  /** Every real tile's features of a batch, tile after tile (padding tiles are dropped by the graph). */
-  async encode(batch: Idefics3Batch): Promise<KvArray> {
+  /** Every real tile's or patch group's features, in order (padding tiles are dropped by the graph). */
+  async encode(inputs: VisionInputs): Promise<KvArray> {
     const { Tensor } = this.backend;
-    const [b, tiles, , h, w] = batch.dims;
-    const feeds: Record<string, InstanceType<typeof Tensor>> = { pixel_values: new Tensor('float32', batch.pixelValues, batch.dims) };
-    if (this.session.inputNames.includes('pixel_attention_mask')) feeds.pixel_attention_mask = new Tensor('bool', batch.pixelAttentionMask, [b, tiles, h, w]);
+    const names = this.session.inputNames;
+    const feeds: Record<string, Tensor> = { pixel_values: new Tensor('float32', inputs.pixelValues, inputs.dims) };
+    if (inputs.pixelAttentionMask && names.includes('pixel_attention_mask')) feeds.pixel_attention_mask = new Tensor('bool', inputs.pixelAttentionMask.data, inputs.pixelAttentionMask.dims);
+    const grid = names.find((n) => GRID_INPUTS.includes(n));
+    if (grid) {
+      if (!inputs.grids) throw new Error(`the vision encoder takes ${grid}, and this processor gives no image grids`);
+      feeds[grid] = new Tensor('int64', BigInt64Array.from(inputs.grids.flat(), BigInt), [inputs.grids.length, 3]);
+    }
     const out = await this.session.run(feeds);
     const features = out[this.output];
     for (const [name, t] of Object.entries(out)) if (name !== this.output) t.dispose();

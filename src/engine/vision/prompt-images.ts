@@ -1,6 +1,5 @@
 import type { EmbedSplice } from '../models/token-embedder.js';
 import type { KvArray } from '../models/interface.js';
-import type { Idefics3Batch } from './idefics3-processor.js';
 
 /**
  * A sequence's images while its prompt prefills: the vision encoder's inputs until they are
@@ -12,10 +11,10 @@ export class PromptImages {
   private features: KvArray | null = null;
 
   constructor(
-    private batch: Idefics3Batch | null,
     /** The prompt positions of the image tokens, ascending: the k-th takes the k-th feature row. */
     readonly positions: readonly number[],
-    private readonly encode: (batch: Idefics3Batch) => Promise<KvArray>,
+    /** Runs the vision encoder on the prompt's images (it holds their pixels until released). */
+    private encode: (() => Promise<KvArray>) | null,
   ) {}
 
   /** The feature rows over the image tokens of prompt positions [start, end), at positions relative to `start`. */
@@ -37,18 +36,18 @@ export class PromptImages {
 
   /** Lets the pixels and features go (the prompt is prefilled, or the request ended). */
   release(): void {
-    this.batch = null;
+    this.encode = null;
     this.features = null;
   }
 
   private async encoded(): Promise<KvArray> {
     if (this.features) return this.features;
-    if (!this.batch) throw new Error("a prompt's images were used after they were released");
-    const features = await this.encode(this.batch);
+    if (!this.encode) throw new Error("a prompt's images were used after they were released");
+    const features = await this.encode();
     if (features.length % this.positions.length !== 0) {
       throw new Error(`the vision encoder gave ${features.length} values for ${this.positions.length} image tokens`);
     }
-    this.batch = null;
+    this.encode = null;
     return (this.features = features);
   }
 }

@@ -144,6 +144,13 @@ describe('a SmolVLM chat with an image, on the engine', () => {
     expect(ours.prompt_tokens).toBeLessThan((await referenceReply(png, 'Briefly?')).prompt.length);
   }, 300_000);
 
+  it("refuses a message whose text holds the model's image token, with or without an image part", async () => {
+    const png = await encode(gradient, 'png');
+    for (const messages of [withImage(png, 'What is <image> here?'), [{ role: 'user', content: [{ type: 'text' as const, text: 'a <image> b' }] }]]) {
+      await expect(generate(messages)).rejects.toMatchObject({ code: 'invalid_value', param: 'messages', message: expect.stringMatching(/image tokens; images are sent as image parts/) });
+    }
+  });
+
   it('reuses the cache for the same image and question, and not past the first image token for another image', async () => {
     const question = 'Which colours are these?';
     // A picture no earlier test sent, of the gradient's size (the same image tokens): only its pixels differ.
