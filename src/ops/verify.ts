@@ -5,7 +5,7 @@
 import { AutoModelForCausalLM, Tensor } from '@huggingface/transformers';
 import { nodeBackend } from '../backends/node.js';
 import { decodeImageNode } from '../backends/node-image.js';
-import { dtypeFor, isVisionType, onnxFileForDtype, readJson, joinPath, VLM_GRAPHS } from '../engine/models/files.js';
+import { dtypeFor, isVisionType, onnxFileForDtype, readJson, joinPath, textConfigOf, VLM_GRAPHS } from '../engine/models/files.js';
 import { CausalLM } from '../engine/models/causal-lm.js';
 import { checkFit, estimateFit, size, type FitEstimate } from '../engine/models/fit.js';
 import type { DecoderInterface } from '../engine/models/interface.js';
@@ -61,7 +61,7 @@ export async function verifyCheckpoint(opts: VerifyOptions): Promise<VerifyRepor
   const backend = nodeBackend(device);
   const config = (await readJson<{ max_position_embeddings?: number; model_type?: string; text_config?: { max_position_embeddings?: number } }>(backend, joinPath(opts.folder, 'config.json'))) ?? {};
   const vision = isVisionType(config.model_type);
-  const positions = (vision ? config.text_config : config)?.max_position_embeddings;
+  const positions = textConfigOf(config).max_position_embeddings;
   const entry: CatalogEntry = {
     id: 'svc/verify', task: 'chat', class: '?', context_length: Math.min(positions ?? 4096, 4096),
     source: opts.folder, ...(opts.dtype ? { dtype: { [device]: opts.dtype } } : {}), price: { input_per_1m: 0, output_per_1m: 0 },

@@ -3,7 +3,7 @@ import { batchRow, gatherPlan, runOnHost, seqRow, splicePlan, type CopyPlan } fr
 import { isOnDevice, type BatchKv, type KvShape, type SeqCache, type SeqKv } from '../kv/layout.js';
 import type { CatalogEntry } from '../protocol.js';
 import type { StepTimings } from '../step-timings.js';
-import { createModelSession, isVisionType, joinPath, onnxFileFor, readJson, VLM_GRAPHS } from './files.js';
+import { createModelSession, isVisionType, joinPath, onnxFileFor, readJson, textConfigOf, VLM_GRAPHS } from './files.js';
 import { readGraphOps } from './graph-ops.js';
 import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 import { LogitsHead, StepLogits, type BestTokens, type HeadTopK } from './logits-head.js';
@@ -64,7 +64,7 @@ export class CausalLM {
     if (!top) throw new Error(`${entry.id}: config.json is missing in ${folder}`);
     // A VLM: the decoder is its text model, fed embeddings (onnx-community's layout, files.ts VLM_GRAPHS).
     const vision = isVisionType(top.model_type);
-    const config: LlmConfig = vision ? { ...top.text_config!, eos_token_id: top.text_config?.eos_token_id ?? top.eos_token_id } : top;
+    const config: LlmConfig = vision ? { ...textConfigOf(top), eos_token_id: top.text_config?.eos_token_id ?? top.eos_token_id } : top;
     const graph = vision ? VLM_GRAPHS.decoder : 'model';
     const gen = await readJson<{ eos_token_id?: number | number[] }>(backend, joinPath(folder, 'generation_config.json'));
     const eos = gen?.eos_token_id ?? config.eos_token_id ?? [];

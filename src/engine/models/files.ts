@@ -26,11 +26,21 @@ export function dtypeFor(entry: Pick<CatalogEntry, 'id' | 'dtype'>, device: stri
  */
 export const VLM_GRAPHS = { decoder: 'decoder_model_merged', embed: 'embed_tokens', vision: 'vision_encoder' } as const;
 
-/** Vision-language architectures the engine runs (VLM_GRAPHS' layout; their text model is config.text_config). */
-export const VISION_TYPES = ['idefics3'] as const;
+/** Vision-language architectures the engine runs (VLM_GRAPHS' layout). */
+export const VISION_TYPES = ['idefics3', 'qwen2_vl', 'qwen2_5_vl'] as const;
 
 export function isVisionType(type: string | undefined): boolean {
   return (VISION_TYPES as readonly string[]).includes(type ?? '');
+}
+
+/**
+ * A VLM's text model as config.json describes it: Idefics3's in `text_config`; Qwen2-VL's at the
+ * top level beside `vision_config`, as its checkpoints have it (a `text_config` where newer ones
+ * write one). Any other model's config is its own.
+ */
+export function textConfigOf<C extends { model_type?: string; text_config?: object }>(config: C): C {
+  if (!isVisionType(config.model_type)) return config;
+  return config.text_config ? ({ ...config.text_config, model_type: config.model_type } as C) : config;
 }
 
 export function onnxFileFor(entry: Pick<CatalogEntry, 'id' | 'dtype'>, device: string, graph = 'model'): string {
@@ -226,8 +236,8 @@ export async function validateCheckpoint(
   }
   const type = config?.model_type;
   const vision = isVisionType(type);
-  // A VLM's text model (its size, context and decoder) is described by text_config.
-  if (vision && config) config = { ...(config.text_config ?? {}), model_type: type };
+  // A VLM's text model (its size, context and decoder) is described by its text config.
+  if (vision && config) config = textConfigOf(config);
   const isDecoder = vision || (type !== undefined && (DECODER_TYPES as readonly string[]).includes(type));
   const isEncoder = type !== undefined && (ENCODER_TYPES as readonly string[]).includes(type);
   if (config && !type) problems.push('config.json has no model_type');

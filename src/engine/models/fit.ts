@@ -2,7 +2,7 @@ import type { Backend, DeviceBudget } from '../../backends/types.js';
 
 export type { DeviceBudget };
 import type { CatalogEntry } from '../protocol.js';
-import { dtypeFor, externalDataFiles, isVisionType, joinPath, onnxFileForDtype, readJson, VLM_GRAPHS } from './files.js';
+import { dtypeFor, externalDataFiles, isVisionType, joinPath, onnxFileForDtype, readJson, textConfigOf, VLM_GRAPHS } from './files.js';
 
 /** What the device offers a model, as the backend can tell. */
 
@@ -37,7 +37,7 @@ export async function estimateFit(backend: Backend, folder: string, entry: Catal
     const file = onnxFileForDtype(dtype, entry.id, graph);
     for (const f of [file, ...(await externalDataFiles(backend, folder, file))]) weightsBytes += (await backend.fileSize(joinPath(folder, f))) ?? 0;
   }
-  return estimateFromSizes(entry, dtype, weightsBytes, (vision ? config.text_config : config) ?? {});
+  return estimateFromSizes(entry, dtype, weightsBytes, textConfigOf(config));
 }
 
 /** The same estimate from a weights size and a config.json known before the files are here (a hub repo's listing). */
