@@ -1,7 +1,7 @@
 // `hearth models verify` for a vision-language model: the prompts it checks (two pictures made
 // here, and a text-only chat) and transformers.js's answer to them, from its own processor and
-// Vision2Seq model on the same folder, file and device.
-import { AutoModelForVision2Seq, AutoProcessor, RawImage, type Tensor } from '@huggingface/transformers';
+// image-text-to-text model on the same folder, file and device.
+import { AutoModelForImageTextToText, AutoProcessor, RawImage, Tensor, type PreTrainedModel } from '@huggingface/transformers';
 import sharp from 'sharp';
 import type { ChatContentPart, ChatMessage, Device } from '../engine/protocol.js';
 
@@ -27,7 +27,7 @@ export async function visionPrompts(): Promise<ChatMessage[][]> {
 /** transformers.js's prompt ids and greedy new tokens for each chat. */
 export async function visionReference(folder: string, dtype: string, device: Device, prompts: ChatMessage[][], maxTokens: number) {
   const processor = await AutoProcessor.from_pretrained(folder, { local_files_only: true });
-  const model = await AutoModelForVision2Seq.from_pretrained(folder, { dtype: dtype as never, device: device as never, local_files_only: true });
+  const model = withTextRopeDelta(await AutoModelForImageTextToText.from_pretrained(folder, { dtype: dtype as never, device: device as never, local_files_only: true }));
   try {
     const out: { promptIds: number; tokens: number[] }[] = [];
     for (const messages of prompts) {
@@ -46,4 +46,30 @@ export async function visionReference(folder: string, dtype: string, device: Dev
   } finally {
     await model.dispose();
   }
+}
+
+type RopeIndex = (inputIds: Tensor, attentionMask: Tensor | null) => [Tensor, Tensor];
+
+/**
+ * transformers.js 4.3 gives a Qwen2-VL prompt without images the rope delta max + 1 + length,
+ * where Python's transformers (and Hearth) take max + 1 − length: its generated tokens would sit
+ * 2 · length positions further on. The reference is given Python's delta; other models are
+ * left as they are.
+ */
+export function withTextRopeDelta<M extends PreTrainedModel>(model: M): M {
+  const m = model as unknown as { _get_text_only_rope_index?: RopeIndex };
+  const original = m._get_text_only_rope_index;
+  if (!original) return model;
+  m._get_text_only_rope_index = (inputIds, attentionMask) => {
+    const [positions] = original.call(model, inputIds, attentionMask);
+    const [, batch, length] = positions.dims as [number, number, number];
+    const data = positions.data as BigInt64Array;
+    const deltas = BigInt64Array.from({ length: batch }, (_, b) => {
+      let top = data[b * length]!;
+      for (let i = 1; i < length; i++) if (data[b * length + i]! > top) top = data[b * length + i]!;
+      return top + 1n - BigInt(length);
+    });
+    return [positions, new Tensor('int64', deltas, [batch, 1])];
+  };
+  return model;
 }
