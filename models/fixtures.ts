@@ -5,6 +5,7 @@ import { crossEncoderFixtureFiles, RERANK_EXPORTS, TINY_RERANK } from './bert/cr
 import { bertFixtureFiles } from './bert/fixture.js';
 import { EXPORT_FIXTURES, exportFixtureFiles } from './exports/fixtures.js';
 import { fusedLlamaGraph, genaiConfig } from './exports/fused-graph.js';
+import { qwen2vlFixtureFiles } from './exports/qwen2vl.js';
 import { smolvlmFixtureFiles } from './exports/smolvlm.js';
 import { designTinyEmbed } from './bert/tiny-embed.js';
 import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
@@ -97,7 +98,12 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   ...Object.fromEntries(RERANK_FIXTURES.map((name, i) => [name, () => crossEncoderFixtureFiles(RERANK_EXPORTS[name]!, SEED + 100 + i)])),
   // A vision-language model as onnx-community's SmolVLM exports (exports/smolvlm.ts).
   'smolvlm-export': () => smolvlmFixtureFiles(SEED + 200),
+  // Qwen2-VL as onnx-community's export: dynamic resolution, M-RoPE (exports/qwen2vl.ts).
+  'qwen2vl-export': () => qwen2vlFixtureFiles(QWEN2VL_SEED),
 };
+
+/** The Qwen2-VL fixture's seed (its text weights: qwen2vlTextWeights(QWEN2VL_SEED); its vision tower's: the next). */
+export const QWEN2VL_SEED = SEED + 210;
 
 /** The bench model's configuration and tokenizer with only a q4 file, quantized as `q4` says. */
 function benchQ4Only(q4: Q4Options): FixtureFiles {

@@ -215,20 +215,24 @@ export function embedTokensGraph(w: LlamaWeights): GraphBuilder {
  * the Shape that reads the query length, which inputs_embeds' second dimension gives as well.
  */
 export function decoderGraph(w: LlamaWeights, format: 'fp32' | 'q4' = 'fp32'): GraphData {
-  const graph = llamaGraph(w, { weights: format }).graph();
+  return inputsEmbedsDecoder(llamaGraph(w, { weights: format }).graph(), w.config.hidden, 'idefics3_text');
+}
+
+/** A Llama decoder graph (llamaGraph's) with inputs_embeds [batch, seq, hidden] in place of input_ids and its embedding Gather, named `name`. */
+export function inputsEmbedsDecoder(graph: GraphData, hidden: number, name: string): GraphData {
   const gather = graph.nodes.find((n) => n.opType === 'Gather' && n.inputs[1] === 'input_ids');
   if (!gather) throw new Error('the Llama graph no longer embeds input_ids with a Gather');
   const embedded = gather.outputs[0]!;
   const table = gather.inputs[0]!;
-  const rename = (name: string) => (name === embedded || name === 'input_ids' ? 'inputs_embeds' : name);
+  const rename = (v: string) => (v === embedded || v === 'input_ids' ? 'inputs_embeds' : v);
   const nodes = graph.nodes.filter((n) => n !== gather).map((n) => ({ ...n, inputs: n.inputs.map(rename) }));
   if (nodes.some((n) => n.inputs.includes(table))) throw new Error('the Llama graph uses its embedding past the Gather (tied lm_head?)');
   return {
     ...graph,
-    name: 'idefics3_text',
+    name,
     nodes,
     initializers: graph.initializers.filter((t) => t.name !== table),
-    inputs: graph.inputs.map((i) => (i.name === 'input_ids' ? { name: 'inputs_embeds', type: TensorType.FLOAT, shape: ['batch_size', 'sequence_length', w.config.hidden] } : i)),
+    inputs: graph.inputs.map((i) => (i.name === 'input_ids' ? { name: 'inputs_embeds', type: TensorType.FLOAT, shape: ['batch_size', 'sequence_length', hidden] } : i)),
     // logits first, then present.*, as Optimum's exports list them.
     outputs: [...graph.outputs.filter((o) => o.name === 'logits'), ...graph.outputs.filter((o) => o.name !== 'logits')],
   };

@@ -34,6 +34,12 @@ export interface GraphVariant {
   multipliers?: { attention: number; residual: number; logits: number };
   /** SmolLM3's NoPE layers: these layers apply no rotary embedding. */
   noRopeLayers?: number[];
+  /**
+   * Qwen2-VL's multimodal rotary embedding (rope_scaling.mrope_section): position_ids is
+   * [3, batch, seq] (temporal, height, width streams), and frequency j takes its angle from the
+   * stream whose section holds j (the sections, in order, sum to head_dim / 2).
+   */
+  mropeSection?: readonly [number, number, number];
 }
 
 /** cap·tanh(x / cap). */
@@ -77,7 +83,11 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
 
   const inputIds = g.input('input_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
   const attentionMask = g.input('attention_mask', TensorType.INT64, ['batch_size', 'total_sequence_length']);
-  const positionIds = variant.positionIds === false ? positionsFromMask(g, inputIds, attentionMask) : g.input('position_ids', TensorType.INT64, ['batch_size', 'sequence_length']);
+  if (variant.mropeSection && variant.positionIds === false) throw new Error('M-RoPE needs its position_ids input');
+  const positionIds =
+    variant.positionIds === false
+      ? positionsFromMask(g, inputIds, attentionMask)
+      : g.input('position_ids', TensorType.INT64, variant.mropeSection ? [3, 'batch_size', 'sequence_length'] : ['batch_size', 'sequence_length']);
   const keep = variant.numLogitsToKeep ? g.input('num_logits_to_keep', TensorType.INT64, []) : undefined;
   const pastShape = ['batch_size', KV, 'past_sequence_length', D] as const;
   const past: { key: string; value: string }[] = [];
@@ -94,8 +104,7 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
   if (variant.embedScale !== undefined) x = g.node('Mul', [x, g.scalar('embed_scale', variant.embedScale)], {}, 'embeddings_scaled');
 
   // Rotary tables from position_ids: [B, S, D].
-  const posF = g.node('Unsqueeze', [g.node('Cast', [positionIds], { to: TensorType.FLOAT }, 'positions_f'), g.ints('axes_2', [2])], {}, 'positions_u');
-  const freqs = g.node('Mul', [posF, g.weight('rope.inv_freq', [D / 2], inverseFrequencies(c))], {}, 'rope.freqs');
+  const freqs = variant.mropeSection ? mropeFrequencies(g, positionIds, inverseFrequencies(c), variant.mropeSection) : ropeFrequencies(g, positionIds, inverseFrequencies(c));
   const emb = g.node('Concat', [freqs, freqs], { axis: -1 }, 'rope.emb');
   const cos = g.node('Cos', [emb], {}, 'rope.cos');
   const sin = g.node('Sin', [emb], {}, 'rope.sin');
@@ -179,6 +188,34 @@ export function llamaGraph(w: LlamaWeights, variant: GraphVariant = {}): GraphBu
   if (variant.multipliers) logits = g.node('Div', [logits, g.scalar('logits_scaling', variant.multipliers.logits)], {}, 'logits_scaled');
   g.output('logits', narrow(g, logits, ioType), ioType, ['batch_size', 'sequence_length', V]);
   return g;
+}
+
+/** position_ids [B, S] → angles [B, S, D/2]: position · inv_freq. */
+function ropeFrequencies(g: GraphBuilder, positionIds: string, invFreq: Float32Array): string {
+  const posF = g.node('Unsqueeze', [g.node('Cast', [positionIds], { to: TensorType.FLOAT }, 'positions_f'), g.ints('axes_2', [2])], {}, 'positions_u');
+  return g.node('Mul', [posF, g.weight('rope.inv_freq', [invFreq.length], invFreq)], {}, 'rope.freqs');
+}
+
+/**
+ * M-RoPE: position_ids [3, B, S] → angles [B, S, D/2], frequency j from stream k where j falls
+ * in section k (Qwen2-VL's apply_multimodal_rotary_pos_emb, whose cos/sin chunks of
+ * mrope_section · 2 are these angles, doubled by the same concat as plain RoPE). Each stream's
+ * angles times a one-hot [3, 1, 1, D/2] mask, summed over the streams (x + 0 + 0: exact).
+ */
+function mropeFrequencies(g: GraphBuilder, positionIds: string, invFreq: Float32Array, section: readonly [number, number, number]): string {
+  const half = invFreq.length;
+  if (section.some((n) => !Number.isInteger(n) || n < 0) || section[0] + section[1] + section[2] !== half) {
+    throw new Error(`mrope_section ${JSON.stringify(section)} must sum to head_dim / 2 = ${half}`);
+  }
+  const mask = new Float32Array(3 * half);
+  let j = 0;
+  section.forEach((n, k) => {
+    for (let i = 0; i < n; i++, j++) mask[k * half + j] = 1;
+  });
+  const posF = g.node('Unsqueeze', [g.node('Cast', [positionIds], { to: TensorType.FLOAT }, 'positions_f'), g.ints('axes_3', [3])], {}, 'positions_u'); // [3,B,S,1]
+  const all = g.node('Mul', [posF, g.weight('rope.inv_freq', [half], invFreq)], {}, 'rope.stream_freqs'); // [3,B,S,D/2]
+  const picked = g.node('Mul', [all, g.weight('rope.mrope_mask', [3, 1, 1, half], mask)], {}, 'rope.stream_picked');
+  return g.node('ReduceSum', [picked, g.ints('rope.stream_axis', [0])], { keepdims: 0 }, 'rope.freqs'); // [B,S,D/2]
 }
 
 /** A float32 value cast to the graph's I/O type (float16 exports). */

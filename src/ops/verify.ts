@@ -142,7 +142,7 @@ export function reportRows(r: VerifyReport): [string, string][] {
   const io = r.io;
   const rows: [string, string][] = [
     ['interface', `${io.layers} layers, KV ${io.kvType} [${io.kvHeads} heads × ${io.headDim}], logits ${io.logitsType}` +
-      `; position_ids ${io.positionIds ? `from ${io.positionStart}` : 'absent'}; num_logits_to_keep ${io.numLogitsToKeep ? 'fed' : 'absent'}` +
+      `; position_ids ${io.positionIds ? `${io.multimodalPositions ? 'multimodal [3, batch, seq] ' : ''}from ${io.positionStart}` : 'absent'}; num_logits_to_keep ${io.numLogitsToKeep ? 'fed' : 'absent'}` +
       `; use_cache_branch ${io.useCacheBranch ? 'fed' : 'absent'}`],
     ['dtype', `${r.dtype} (${r.file})`],
     ['device', r.device],

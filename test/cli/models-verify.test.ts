@@ -51,6 +51,14 @@ describe('hearth models verify', () => {
     expect(r.stdout).toMatch(/parity\s+PASS/);
   }, 120_000);
 
+  it('verifies a Qwen2-VL model: multimodal positions, and parity on its pictures and a text-only chat', async () => {
+    const r = await hearth(['models', 'verify', path.join(dir, 'qwen2vl-export')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/position_ids multimodal \[3, batch, seq\] from 0/);
+    expect(r.stdout.match(/parity "[^"]*"\s+equal/g)).toHaveLength(3);
+    expect(r.stdout).toMatch(/parity\s+PASS/);
+  }, 120_000);
+
   it('fails with the dtypes the folder has when asked for one it lacks', async () => {
     const r = await hearth(['models', 'verify', path.join(dir, 'gemma3-export'), '--dtype', 'q4']);
     expect(r.code).toBe(1);
