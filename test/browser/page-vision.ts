@@ -29,6 +29,18 @@ async function refusal(p: Promise<unknown>) {
   }
 }
 
+/** One chat about the picture (a data: URL) through the openai SDK: the reply and its prompt count. */
+export async function askOnce(info: Info, model: string, png: string, question: string, maxTokens: number) {
+  const sdk = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: info.apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
+  const r = await sdk.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }, { type: 'text', text: question }] }],
+    temperature: 0,
+    max_tokens: maxTokens,
+  });
+  return { text: r.choices[0]!.message.content, promptTokens: r.usage!.prompt_tokens };
+}
+
 export async function visionFlow(info: Info, a: VisionAsk) {
   const [{ createOpenAICompatible }, ai, { ChatOpenAI }, { HumanMessage }] = await Promise.all([
     import('@ai-sdk/openai-compatible'),

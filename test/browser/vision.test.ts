@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogEntry } from '../../src/engine/protocol.js';
 import { exportFixtures } from '../helpers/exports.js';
-import { noisePng, referenceImageReply, VLM_FIXTURE } from '../helpers/vision.js';
+import { noisePng, QWEN2VL_FIXTURE, referenceImageReply, VLM_FIXTURE } from '../helpers/vision.js';
 import { CHROMIUM, freshBrowser, mirrorFolders, openDemo, pageModuleCaller, startDemo, type DemoServer, type HearthInfo } from './harness.js';
 import type { VisionAsk } from './page-vision.js';
 
@@ -28,6 +28,9 @@ const PICTURES = 'vision-pictures';
 let server: DemoServer;
 let picture: Buffer;
 let reference: { text: string; promptTokens: number };
+/** transformers.js's reply of the Qwen2-VL fixture to the same picture and question. */
+let qwenReference: { text: string; promptTokens: number };
+const QWEN = 'svc/vision-qwen2vl';
 let pictureDir: string;
 
 beforeAll(async () => {
@@ -35,6 +38,7 @@ beforeAll(async () => {
   await exportFixtures();
   picture = await noisePng(48, 40, 21);
   reference = await referenceImageReply(picture, QUESTION, MAX_TOKENS);
+  qwenReference = await referenceImageReply(picture, QUESTION, MAX_TOKENS, QWEN2VL_FIXTURE);
   pictureDir = mkdtempSync(join(tmpdir(), 'hearth-pictures-'));
   writeFileSync(join(pictureDir, 'cat.png'), picture);
   mirrorFolders.set(PICTURES, pictureDir);
@@ -47,8 +51,8 @@ afterAll(async () => {
   if (pictureDir) rmSync(pictureDir, { recursive: true, force: true });
 });
 
-const entry = (device: string): CatalogEntry => ({
-  id: MODEL, task: 'chat', class: 't', context_length: 2048, source: `test-org/${VLM_FIXTURE}`, dtype: { [device]: 'fp32' }, price: { input_per_1m: 0, output_per_1m: 0 },
+const entry = (device: string, id = MODEL, fixture = VLM_FIXTURE): CatalogEntry => ({
+  id, task: 'chat', class: 't', context_length: 2048, source: `test-org/${fixture}`, dtype: { [device]: 'fp32' }, price: { input_per_1m: 0, output_per_1m: 0 },
 });
 
 for (const device of ['wasm', 'webgpu'] as const) {
@@ -59,11 +63,12 @@ for (const device of ['wasm', 'webgpu'] as const) {
     let errors: string[];
     let states: { status: string; detail?: string }[];
     let r: Awaited<ReturnType<typeof import('./page-vision.js').visionFlow>>;
+    let qwen: Awaited<ReturnType<typeof import('./page-vision.js').askOnce>>;
 
     beforeAll(async () => {
       const hub = `${server.url}mirror`;
       ({ page, info, errors } = await openDemo(browser.context, `${server.url}?device=${device}&models=svc/tiny-chat&hub=${encodeURIComponent(hub)}`));
-      states = await inEngine(page, 'addModels', [entry(device)]);
+      states = await inEngine(page, 'addModels', [entry(device), entry(device, QWEN, QWEN2VL_FIXTURE)]);
       const ask: VisionAsk = {
         model: MODEL,
         png: picture.toString('base64'),
@@ -72,12 +77,15 @@ for (const device of ['wasm', 'webgpu'] as const) {
         maxTokens: MAX_TOKENS,
         textModel: 'svc/tiny-chat',
       };
-      if (states.every((s) => s.status === 'ready')) r = await call(page, 'visionFlow', info, ask);
+      if (states.every((s) => s.status === 'ready')) {
+        r = await call(page, 'visionFlow', info, ask);
+        qwen = await call(page, 'askOnce', info, QWEN, ask.png, QUESTION, MAX_TOKENS);
+      }
     }, 480_000);
 
     it('loads the VLM from the hub mirror on the device asked for, listed with input_modalities text and image', () => {
       expect(info.device).toBe(device);
-      expect(states).toEqual([expect.objectContaining({ status: 'ready' })]);
+      expect(states).toEqual([expect.objectContaining({ status: 'ready' }), expect.objectContaining({ status: 'ready' })]);
       expect(r.models).toEqual(expect.arrayContaining([{ id: MODEL, input_modalities: ['text', 'image'] }, { id: 'svc/tiny-chat', input_modalities: ['text'] }]));
     });
 
@@ -85,6 +93,10 @@ for (const device of ['wasm', 'webgpu'] as const) {
       expect(r.chat).toEqual(reference);
       expect(r.blob).toEqual(reference);
       expect(r.sameOrigin).toEqual(reference);
+    });
+
+    it("serves a Qwen2-VL model beside it: transformers.js's reply and prompt count (dynamic resolution, multimodal positions)", () => {
+      expect(qwen).toEqual(qwenReference);
     });
 
     it("gets the same reply from the Responses API's input_image, the AI SDK's image part and LangChain's image_url part", () => {

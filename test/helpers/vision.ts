@@ -1,10 +1,12 @@
 // Pictures made in code and transformers.js's reply to them on the SmolVLM fixture: what every
 // front door must answer for the same folder and bytes.
-import { AutoModelForVision2Seq, AutoProcessor, RawImage, type Tensor } from '@huggingface/transformers';
+import { AutoModelForImageTextToText, AutoProcessor, RawImage, type Tensor } from '@huggingface/transformers';
 import sharp from 'sharp';
 import { transformersOnExports } from './exports.js';
 
 export const VLM_FIXTURE = 'smolvlm-export';
+/** The Qwen2-VL fixture (dynamic resolution, multimodal rotary positions). */
+export const QWEN2VL_FIXTURE = 'qwen2vl-export';
 
 /** width × height of seeded noise as a PNG (64×64: about 12 KB). */
 export function noisePng(width: number, height: number, seed: number): Promise<Buffer> {
@@ -17,10 +19,10 @@ export function noisePng(width: number, height: number, seed: number): Promise<B
 export const dataUrl = (bytes: Buffer, type = 'image/png') => `data:${type};base64,${bytes.toString('base64')}`;
 
 /** transformers.js's greedy reply (text, special tokens skipped) and prompt token count for one image and a question. */
-export async function referenceImageReply(image: Buffer, question: string, maxNewTokens: number): Promise<{ text: string; promptTokens: number }> {
+export async function referenceImageReply(image: Buffer, question: string, maxNewTokens: number, fixture = VLM_FIXTURE): Promise<{ text: string; promptTokens: number }> {
   await transformersOnExports();
-  const processor = await AutoProcessor.from_pretrained(VLM_FIXTURE, { local_files_only: true });
-  const model = await AutoModelForVision2Seq.from_pretrained(VLM_FIXTURE, { dtype: 'fp32', device: 'cpu', local_files_only: true });
+  const processor = await AutoProcessor.from_pretrained(fixture, { local_files_only: true });
+  const model = await AutoModelForImageTextToText.from_pretrained(fixture, { dtype: 'fp32', device: 'cpu', local_files_only: true });
   try {
     const chat = [{ role: 'user', content: [{ type: 'image' }, { type: 'text', text: question }] }];
     const prompt = processor.apply_chat_template(chat as never, { add_generation_prompt: true }) as unknown as string;
