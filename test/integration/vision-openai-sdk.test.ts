@@ -18,7 +18,7 @@ import { GREEDY } from '../helpers/anthropic.js';
 import { transformersOnExports } from '../helpers/exports.js';
 import { openapiAvailable, validateAgainst } from '../helpers/openapi.js';
 import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
-import { dataUrl, noisePng, referenceImageReply, VLM_FIXTURE } from '../helpers/vision.js';
+import { dataUrl, noisePng, QWEN2VL_FIXTURE, referenceImageReply, VLM_FIXTURE } from '../helpers/vision.js';
 
 const MODEL = `svc/${VLM_FIXTURE}`;
 const MAX_TOKENS = 8;
@@ -34,6 +34,7 @@ let anthropic: Anthropic;
 let apiKey: string;
 let picture: Buffer;
 let reference: { text: string; promptTokens: number };
+let qwenReference: { text: string; promptTokens: number };
 /** A picture host on 127.0.0.1: /cat.png, /huge.png (chunked, past the byte limit), /moved (to localhost), else 404. */
 let pictures: Server;
 let picturesAt: string;
@@ -61,10 +62,11 @@ beforeAll(async () => {
   const folder = join(await transformersOnExports(), VLM_FIXTURE);
   picture = await noisePng(64, 64, 7);
   reference = await referenceImageReply(picture, QUESTION, MAX_TOKENS);
+  qwenReference = await referenceImageReply(picture, QUESTION, MAX_TOKENS, QWEN2VL_FIXTURE);
   await startPictureHost();
   const dataDir = await mkdtemp(join(tmpdir(), 'hearth-vision-'));
   const key = await createKey(dataDir);
-  server = await startServer(['--models', folder, '--max-body-bytes', '4096', '--max-images', '2', '--max-image-bytes', '50000', '--max-image-pixels', '5000', '--image-url-hosts', new URL(picturesAt).host], dataDir);
+  server = await startServer(['--models', `${folder},${join(await transformersOnExports(), QWEN2VL_FIXTURE)}`, '--max-body-bytes', '4096', '--max-images', '2', '--max-image-bytes', '50000', '--max-image-pixels', '5000', '--image-url-hosts', new URL(picturesAt).host], dataDir);
   await waitReady(server.url).catch((e) => {
     throw new Error(`${e.message}\n${server.output()}`);
   });
@@ -92,6 +94,12 @@ describe('a chat with an image through the openai SDK', () => {
     expect(reply.choices[0]!.message.content).toBe(reference.text);
     expect(reply.usage!.prompt_tokens).toBe(reference.promptTokens);
     if (openapiAvailable) expect(validateAgainst('CreateChatCompletionResponse', reply)).toEqual([]);
+  });
+
+  it("serves a Qwen2-VL model beside it with transformers.js's reply and prompt count", async () => {
+    const reply = await client.chat.completions.create({ model: `svc/${QWEN2VL_FIXTURE}`, messages: ask(dataUrl(picture)), temperature: 0, max_tokens: MAX_TOKENS });
+    expect([reply.choices[0]!.message.content, reply.usage!.prompt_tokens]).toEqual([qwenReference.text, qwenReference.promptTokens]);
+    expect(await client.models.retrieve(`svc/${QWEN2VL_FIXTURE}`)).toMatchObject({ input_modalities: ['text', 'image'] });
   });
 
   it('gets the same reply streamed', async () => {
