@@ -1,6 +1,11 @@
-// hearth/msw in an app's test suite: the openai SDK's chat with an image part, answered in
-// process by the SmolVLM fixture, gives transformers.js's reply for the same folder and bytes.
+// hearth/msw in an app's test suite: the openai SDK's chat with an image part, the AI SDK's image
+// part and LangChain's image_url part, answered in process by the SmolVLM fixture, give
+// transformers.js's reply for the same folder and bytes.
 import { join } from 'node:path';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { HumanMessage } from '@langchain/core/messages';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { transformersOnExports } from '../helpers/exports.js';
@@ -32,5 +37,21 @@ describe('hearth/msw with a vision-language model', () => {
     });
     expect(reply.choices[0]!.message.content).toBe(reference.text);
     expect(reply.usage!.prompt_tokens).toBe(reference.promptTokens);
+  });
+
+  it("answers the AI SDK's image part and LangChain's image_url part with the same reply", async () => {
+    const apiKey = 'svc_live_' + 'v'.repeat(32);
+    const model = createOpenAICompatible({ name: 'hearth', baseURL: BASE_URL, apiKey }).chatModel(`svc/${VLM_FIXTURE}`);
+    const { text } = await generateText({
+      model,
+      temperature: 0,
+      maxOutputTokens: 8,
+      maxRetries: 0,
+      messages: [{ role: 'user', content: [{ type: 'image', image: new Uint8Array(picture), mediaType: 'image/png' }, { type: 'text', text: QUESTION }] }],
+    });
+    expect(text).toBe(reference.text);
+    const llm = new ChatOpenAI({ model: `svc/${VLM_FIXTURE}`, apiKey, temperature: 0, maxTokens: 8, maxRetries: 0, configuration: { baseURL: BASE_URL } });
+    const message = new HumanMessage({ content: [{ type: 'image_url', image_url: { url: dataUrl(picture) } }, { type: 'text', text: QUESTION }] });
+    expect((await llm.invoke([message])).content).toBe(reference.text);
   });
 });
