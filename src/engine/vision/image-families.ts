@@ -6,7 +6,7 @@ import type { KvArray } from '../models/interface.js';
 import type { VisionEncoder } from '../models/vision-encoder.js';
 import { batchImages, expandImageTokens, processImage, type Idefics3Settings, type ProcessedImage } from './idefics3-processor.js';
 import { multimodalRopePositions, type RopePositions } from './mrope.js';
-import { expandQwen2VLImageTokens, processQwen2VLImage, type Qwen2VLImage, type Qwen2VLSettings } from './qwen2vl-processor.js';
+import { expandQwen2VLImageTokens, lowDetailSettings, processQwen2VLImage, type Qwen2VLImage, type Qwen2VLSettings } from './qwen2vl-processor.js';
 
 /** One image, processed. `variant` tells processings of the same pixels apart (for the prefix cache). */
 export interface Processed {
@@ -46,10 +46,16 @@ export interface Qwen2VLTokens {
   visionStartTokenId: number;
 }
 
-/** Qwen2-VL: dynamic resolution, one token per merged patch group, multimodal rotary positions. */
+/**
+ * Qwen2-VL: dynamic resolution, one token per merged patch group, multimodal rotary positions;
+ * `detail: "low"` the image at most 512 × 512 pixels (lowDetailSettings).
+ */
 export function qwen2vlFamily(settings: Qwen2VLSettings, encoder: VisionEncoder, ids: Qwen2VLTokens): ImageFamily<Qwen2VLImage & Processed> {
   return {
-    process: (pixels) => ({ ...processQwen2VLImage(pixels, settings), variant: 0 }),
+    process(pixels, detail) {
+      const low = detail === 'low' ? lowDetailSettings(settings) : settings;
+      return { ...processQwen2VLImage(pixels, low), variant: low.maxPixels === settings.maxPixels ? 0 : 1 };
+    },
     expand: (text, images) => expandQwen2VLImageTokens(text, images),
     encoder(images) {
       const rows = images.reduce((n, x) => n + x.dims[0], 0);

@@ -63,6 +63,18 @@ export function qwen2vlSettings(pre: Json): Qwen2VLSettings {
   };
 }
 
+/**
+ * OpenAI's `detail: "low"` for a dynamic-resolution model: the image at most 512 × 512 pixels
+ * (what OpenAI resizes a low-detail image to), so 324 image tokens at Qwen2-VL's 28-pixel merge
+ * groups however large the picture; never above the checkpoint's own max_pixels.
+ */
+export const LOW_DETAIL_PIXELS = 512 * 512;
+
+/** The settings for a `detail: "low"` image: max_pixels capped at LOW_DETAIL_PIXELS (and not under min_pixels). */
+export function lowDetailSettings(s: Qwen2VLSettings): Qwen2VLSettings {
+  return { ...s, maxPixels: Math.max(s.minPixels, Math.min(s.maxPixels, LOW_DETAIL_PIXELS)) };
+}
+
 /** transformers.js's smart_resize: the size nearest the image's in multiples of `factor`, its pixels within [min, max]. */
 export function smartResize(height: number, width: number, factor: number, minPixels: number, maxPixels: number): { width: number; height: number } {
   if (height < factor || width < factor) {

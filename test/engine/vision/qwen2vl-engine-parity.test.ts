@@ -2,8 +2,9 @@
 // Qwen2VLForConditionalGeneration on the same folder and pixels: the same prompt tokens and the
 // same greedy reply for images of different sizes (dynamic resolution, multimodal rotary
 // positions), alone and batched with text requests; the image matters; the prefix cache keys
-// an image by its pixels.
-import { AutoProcessor, Qwen2VLForConditionalGeneration, RawImage, Tensor, type PreTrainedModel, type Processor } from '@huggingface/transformers';
+// an image by its pixels; several images in one message, each processed on its own as
+// Python's Qwen2VLImageProcessor does.
+import { AutoProcessor, cat, Qwen2VLForConditionalGeneration, RawImage, Tensor, type PreTrainedModel, type Processor } from '@huggingface/transformers';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
@@ -40,7 +41,24 @@ const withImage = (bytes: Uint8Array, text: string): ChatMessage[] => [
 
 let engine: EngineApi;
 let processor: Processor;
+let perImage: Processor;
 let reference: PreTrainedModel;
+
+/**
+ * The processor with Python's handling of several images: each processed on its own, the patches
+ * and grids concatenated. transformers.js 4.3's own stacks same-size images as frames of one
+ * video-like grid and throws on different sizes, so only its per-image step is used.
+ */
+function processingEachImage(p: Processor): Processor {
+  type Out = { pixel_values: Tensor; image_grid_thw: Tensor };
+  const one = p.image_processor as unknown as ((image: RawImage) => Promise<Out>) & { config: unknown };
+  const each = async (images: RawImage[]) => {
+    const outs = await Promise.all(images.map((image) => one(image)));
+    return { pixel_values: cat(outs.map((o) => o.pixel_values), 0), image_grid_thw: cat(outs.map((o) => o.image_grid_thw), 0) };
+  };
+  (p.components as Record<string, unknown>).image_processor = Object.assign(each, { config: one.config });
+  return p;
+}
 
 beforeAll(async () => {
   const dir = await transformersOnExports();
@@ -48,6 +66,7 @@ beforeAll(async () => {
   await engine.load([exportEntry(dir, NAME, 'fp32')]);
   await modelsSettled(engine);
   processor = await AutoProcessor.from_pretrained(NAME, { local_files_only: true });
+  perImage = processingEachImage(await AutoProcessor.from_pretrained(NAME, { local_files_only: true }));
   // Text-only prompts with Python's rope delta (transformers.js 4.3 adds the length where Python subtracts it).
   reference = withTextRopeDelta(await Qwen2VLForConditionalGeneration.from_pretrained(NAME, { dtype: 'fp32', device: 'cpu', local_files_only: true }));
 }, 600_000);
@@ -57,11 +76,14 @@ afterAll(async () => {
   await reference?.dispose();
 });
 
-/** transformers.js's prompt ids and greedy new tokens for an image (or none) and a question. */
-async function referenceReply(bytes: Uint8Array | null, text: string): Promise<{ prompt: number[]; reply: number[] }> {
-  const content = [...(bytes ? [{ type: 'image' }] : []), { type: 'text', text }];
-  const prompt = processor.apply_chat_template([{ role: 'user', content }] as never, { add_generation_prompt: true }) as unknown as string;
-  const inputs = (await processor(prompt, bytes ? [await RawImage.fromBlob(new Blob([bytes as BlobPart]))] : null)) as Record<string, Tensor>;
+/** transformers.js's prompt ids and greedy new tokens for images (or none) and then a question. */
+async function referenceReply(bytes: Uint8Array | Uint8Array[] | null, text: string): Promise<{ prompt: number[]; reply: number[] }> {
+  const all = bytes === null ? [] : Array.isArray(bytes) ? bytes : [bytes];
+  const content = [...all.map(() => ({ type: 'image' })), { type: 'text', text }];
+  const proc = all.length > 1 ? perImage : processor;
+  const prompt = proc.apply_chat_template([{ role: 'user', content }] as never, { add_generation_prompt: true }) as unknown as string;
+  const images = await Promise.all(all.map((b) => RawImage.fromBlob(new Blob([b as BlobPart]))));
+  const inputs = (await proc(prompt, images.length ? images : null)) as Record<string, Tensor>;
   const ids = Array.from(inputs.input_ids!.data as BigInt64Array, Number);
   const out = (await reference.generate({ ...inputs, max_new_tokens: NEW_TOKENS, do_sample: false } as never)) as Tensor;
   return { prompt: ids, reply: Array.from(out.data as BigInt64Array, Number).slice(ids.length) };
@@ -111,6 +133,25 @@ describe('a Qwen2-VL chat with an image, on the engine', () => {
     const [a, b] = await Promise.all([generate(withImage(await PICTURES.stripes(), 'What is this?')), generate(withImage(other, 'What is this?'))]);
     expect(a!.prompt_tokens).toBe(b!.prompt_tokens);
     expect(a!.token_ids).not.toEqual(b!.token_ids);
+  }, 300_000);
+
+  it("gives transformers.js's count and reply for two images of different sizes in one message, and another for them swapped", async () => {
+    const [stripes, gradient] = await Promise.all([PICTURES.stripes(), PICTURES.gradient()]);
+    const both = (first: Uint8Array, second: Uint8Array): ChatMessage[] => [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', image: { bytes: first, param: 'messages[0].content[0]' } },
+          { type: 'image', image: { bytes: second, param: 'messages[0].content[1]' } },
+          { type: 'text', text: 'Compare them.' },
+        ],
+      },
+    ];
+    const [ours, swapped] = await Promise.all([generate(both(stripes, gradient)), generate(both(gradient, stripes))]);
+    const theirs = await referenceReply([stripes, gradient], 'Compare them.');
+    expect([ours!.prompt_tokens, ours!.token_ids]).toEqual([theirs.prompt.length, theirs.reply]);
+    expect(swapped!.token_ids).toEqual((await referenceReply([gradient, stripes], 'Compare them.')).reply);
+    expect(swapped!.token_ids).not.toEqual(ours!.token_ids);
   }, 300_000);
 
   it('reuses the cache for the same image and question, with the same reply', async () => {

@@ -4,7 +4,7 @@
 import { Qwen2VLImageProcessor, RawImage, type Tensor } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
 import type { Pixels } from '../../../src/backends/image.js';
-import { expandQwen2VLImageTokens, processQwen2VLImage, qwen2vlSettings, smartResize } from '../../../src/engine/vision/qwen2vl-processor.js';
+import { expandQwen2VLImageTokens, LOW_DETAIL_PIXELS, lowDetailSettings, processQwen2VLImage, qwen2vlSettings, smartResize } from '../../../src/engine/vision/qwen2vl-processor.js';
 
 /** Qwen2-VL-2B-Instruct's preprocessor_config.json, with max_pixels lowered to keep the test quick. */
 const CONFIG = {
@@ -43,6 +43,22 @@ describe("Hearth's Qwen2-VL image processor against transformers.js's", () => {
     let diff = 0;
     for (let i = 0; i < ref.length; i++) diff = Math.max(diff, Math.abs(ref[i]! - mine.pixelValues[i]!));
     expect(diff).toBe(0);
+  });
+
+  it('gives a low-detail image the grid and pixels of a processor whose max_pixels is 512 × 512', async () => {
+    // Qwen2-VL-2B-Instruct's own max_pixels (12,845,056) would give this picture 1,800 tokens; low detail gives at most 324.
+    const real = qwen2vlSettings({ ...CONFIG, max_pixels: 12845056 });
+    const p = picture(1400, 1000, 3, 5);
+    const low = processQwen2VLImage(p, lowDetailSettings(real));
+    expect(processQwen2VLImage(p, real).tokens).toBe(1800);
+    const capped = new Qwen2VLImageProcessor({ ...CONFIG, max_pixels: LOW_DETAIL_PIXELS } as never);
+    const out = (await capped(new RawImage(p.data, 1400, 1000, 3) as never)) as { pixel_values: Tensor; image_grid_thw: Tensor };
+    expect(low.grid).toEqual(Array.from(out.image_grid_thw.data as BigInt64Array, Number));
+    expect(low.tokens).toBeLessThanOrEqual(324);
+    expect(Array.from(low.pixelValues.subarray(0, 4096))).toEqual(Array.from((out.pixel_values.data as Float32Array).subarray(0, 4096)));
+    // Never above the checkpoint's own bound, nor below its floor.
+    expect(lowDetailSettings(settings).maxPixels).toBe(CONFIG.max_pixels);
+    expect(lowDetailSettings({ ...settings, minPixels: 300_000, maxPixels: 400_000 }).maxPixels).toBe(300_000);
   });
 
   it("sizes as smart_resize does: multiples of 28 within the pixel bounds, the aspect kept", () => {
