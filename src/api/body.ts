@@ -3,6 +3,7 @@
 // while the stream is read, cancelling it as soon as it goes over.
 import { ApiError, invalidRequest, tooLarge } from './errors.js';
 import { BodyTextMeter } from './body-text-meter.js';
+import { readLimited } from './read-limited.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -17,31 +18,16 @@ export async function readBodyBytes(req: Request, maxBytes: number, textLimit?: 
   const meter = textLimit === undefined ? undefined : new BodyTextMeter();
   const declared = req.headers.get('content-length');
   if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    meter?.feed(value);
-    if (total > maxBytes || (meter && meter.text > textLimit!)) {
-      void reader.cancel().catch(() => {});
-      throw tooLarge(meter && meter.text > textLimit! ? textLimit! : maxBytes);
-    }
-    chunks.push(value);
-  }
+  const bytes = await readLimited(req.body, (total, chunk) => {
+    meter?.feed(chunk);
+    if (meter && meter.text > textLimit!) return tooLarge(textLimit!);
+    return total > maxBytes ? tooLarge(maxBytes) : undefined;
+  });
   // A client that goes away mid-upload ends the stream early: a cut body is never run (nor charged).
-  if (declared !== null && /^\d+$/.test(declared.trim()) && total < Number(declared)) {
-    throw invalidRequest(`The request body was cut short: Content-Length announced ${Number(declared)} bytes and ${total} arrived.`);
+  if (declared !== null && /^\d+$/.test(declared.trim()) && bytes.length < Number(declared)) {
+    throw invalidRequest(`The request body was cut short: Content-Length announced ${Number(declared)} bytes and ${bytes.length} arrived.`);
   }
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.byteLength;
-  }
-  return out;
+  return bytes;
 }
 
 const INVALID_JSON =

@@ -6,11 +6,26 @@
 import type { ChatMessage, ImageInput } from '../engine/protocol.js';
 import { ApiError, invalidRequest } from './errors.js';
 import type { ImageUrlPolicy, RequestLimits } from './limits.js';
+import { readLimited } from './read-limited.js';
 
 export type { ImageUrlPolicy };
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 5;
+
+/**
+ * The images whose bytes are still to be fetched, with their URL and its field. Kept beside the
+ * images, not on them, so that what reaches the engine is the engine's ImageInput and nothing of
+ * the router's.
+ */
+const pending = new WeakMap<ImageInput, { url: string; urlParam: string }>();
+
+/** An image to fetch from `url` (allowed by the policy) before the engine is asked. */
+export function imageToFetch(url: URL, param: string, urlParam: string, detail?: ImageInput['detail']): ImageInput {
+  const image: ImageInput = { bytes: new Uint8Array(0), param, ...(detail ? { detail } : {}) };
+  pending.set(image, { url: url.href, urlParam });
+  return image;
+}
 
 /** The URL, resolved, when the policy lets it be fetched; else undefined. */
 export function allowedImageUrl(url: string, policy: ImageUrlPolicy | undefined): URL | undefined {
@@ -42,16 +57,15 @@ export function refusedUrlHint(policy: ImageUrlPolicy | undefined): string {
 
 /** Every image of the messages that names a URL, fetched into its bytes (in place). */
 export async function fetchImageUrls(messages: ChatMessage[], limits: RequestLimits, signal?: AbortSignal): Promise<void> {
-  const pending = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).flatMap((p) => (p.type === 'image' && p.image.url ? [p.image] : []));
-  await Promise.all(pending.map((image) => fetchInto(image, limits, signal)));
+  const images = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).flatMap((p) => (p.type === 'image' && pending.has(p.image) ? [p.image] : []));
+  await Promise.all(images.map((image) => fetchInto(image, pending.get(image)!, limits, signal)));
 }
 
-async function fetchInto(image: ImageInput, limits: RequestLimits, signal?: AbortSignal): Promise<void> {
-  const { url, urlParam = image.param } = image;
+async function fetchInto(image: ImageInput, { url, urlParam }: { url: string; urlParam: string }, limits: RequestLimits, signal?: AbortSignal): Promise<void> {
   const timeout = AbortSignal.timeout(limits.imageUrls?.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
   try {
-    const res = await fetchFollowing(url!, limits.imageUrls, urlParam, both);
+    const res = await fetchFollowing(url, limits.imageUrls, urlParam, both);
     image.bytes = await readCapped(res, limits.imageBytes, image.param, urlParam);
   } catch (e) {
     if (e instanceof ApiError) throw e;
@@ -59,8 +73,7 @@ async function fetchInto(image: ImageInput, limits: RequestLimits, signal?: Abor
     if (signal?.aborted) throw e;
     throw invalidRequest(`The image at ${url} could not be fetched: ${(e as Error).message}.`, urlParam);
   }
-  delete image.url;
-  delete image.urlParam;
+  pending.delete(image);
 }
 
 /** fetch, following redirects by hand so that each hop is held to the policy. */
@@ -90,25 +103,7 @@ async function readCapped(res: Response, max: number, param: string, urlParam: s
     await res.body?.cancel();
     throw tooLarge();
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = res.body!.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > max) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  if (size === 0) throw invalidRequest('The image is empty.', urlParam);
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  const bytes = await readLimited(res.body!, (total) => (total > max ? tooLarge() : undefined));
+  if (bytes.length === 0) throw invalidRequest('The image is empty.', urlParam);
+  return bytes;
 }

@@ -3,7 +3,7 @@
 // engine is asked.
 import type { ImageInput, ModelState } from '../engine/protocol.js';
 import { ApiError, invalidRequest } from './errors.js';
-import { allowedImageUrl, refusedUrlHint } from './image-urls.js';
+import { allowedImageUrl, imageToFetch, refusedUrlHint } from './image-urls.js';
 import type { RequestLimits } from './limits.js';
 
 /** The image types a data: URL may carry (the decoders read these; a GIF gives its first frame). */
@@ -36,7 +36,7 @@ export function imageFromUrl(url: string, param: string, urlParam: string, limit
   const input = (bytes: Uint8Array): ImageInput => ({ bytes, param, ...(detail ? { detail } : {}) });
   if (!/^data:/i.test(url)) {
     const allowed = allowedImageUrl(url, limits.imageUrls);
-    if (allowed) return { ...input(new Uint8Array(0)), url: allowed.href, urlParam };
+    if (allowed) return imageToFetch(allowed, param, urlParam, detail);
     if (/^(https?|blob):/i.test(url) || limits.imageUrls?.pageOrigin) throw invalidRequest(refusedUrlHint(limits.imageUrls), urlParam);
   }
   const m = /^data:([^,;]*)((?:;[^,;]*)*),/i.exec(url);

@@ -129,9 +129,6 @@ export interface ImageInput {
   detail?: 'auto' | 'low' | 'high';
   /** The request field it came from, for errors (`messages[1].content[0]`). */
   param: string;
-  /** A URL the router fetches `bytes` from before the engine is asked (then removed), and its field. */
-  url?: string;
-  urlParam?: string;
 }
 
 /** Content parts in order, as chat templates of VLMs read them ({type: 'image'} where an image goes). */

@@ -36,7 +36,7 @@ export function tokenize(deps: RouteDeps) {
     const body = parseBody(tokenizeRequestSchema, await readJson(c, deps, { images: true }));
     const model = await tokenizerModel(deps, body.model);
     const input = tokenizeInput(body, model.tool_syntax, takesImages(model) ? deps.limits : undefined);
-    if ('prompt' in input && input.prompt && 'messages' in input.prompt) await fetchImageUrls(input.prompt.messages, deps.limits, c.req.raw.signal);
+    if ('messages' in input.prompt) await fetchImageUrls(input.prompt.messages, deps.limits, c.req.raw.signal);
     const r = await deps.runtime.engine.tokenize!({ model: model.id, ...input });
     const reply: TokenizeResponse = {
       count: r.tokens.length,
