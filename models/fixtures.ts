@@ -6,6 +6,7 @@ import { bertFixtureFiles } from './bert/fixture.js';
 import { EXPORT_FIXTURES, exportFixtureFiles } from './exports/fixtures.js';
 import { fusedLlamaGraph, genaiConfig } from './exports/fused-graph.js';
 import { qwen2vlFixtureFiles } from './exports/qwen2vl.js';
+import { qwen25vlFixtureFiles } from './exports/qwen25vl.js';
 import { smolvlmFixtureFiles } from './exports/smolvlm.js';
 import { designTinyEmbed } from './bert/tiny-embed.js';
 import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
@@ -100,10 +101,15 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   'smolvlm-export': () => smolvlmFixtureFiles(SEED + 200),
   // Qwen2-VL as onnx-community's export: dynamic resolution, M-RoPE (exports/qwen2vl.ts).
   'qwen2vl-export': () => qwen2vlFixtureFiles(QWEN2VL_SEED),
+  // Its Qwen2.5-VL twin: image_grid_thw, the text model in text_config, RMSNorm / SwiGLU vision blocks (exports/qwen25vl.ts).
+  'qwen25vl-export': () => qwen25vlFixtureFiles(QWEN25VL_SEED),
 };
 
 /** The Qwen2-VL fixture's seed (its text weights: qwen2vlTextWeights(QWEN2VL_SEED); its vision tower's: the next). */
 export const QWEN2VL_SEED = SEED + 210;
+
+/** The Qwen2.5-VL fixture's seed (its text weights: qwen25vlTextWeights(QWEN25VL_SEED); its vision tower's: the next). */
+export const QWEN25VL_SEED = SEED + 220;
 
 /** The bench model's configuration and tokenizer with only a q4 file, quantized as `q4` says. */
 function benchQ4Only(q4: Q4Options): FixtureFiles {

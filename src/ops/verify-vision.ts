@@ -39,7 +39,8 @@ export async function visionReference(folder: string, dtype: string, device: Dev
       const tokenizer = (processor as unknown as { tokenizer: (t: string) => Record<string, Tensor> }).tokenizer;
       const inputs = (images.length ? await processor(text, images) : tokenizer(text)) as Record<string, Tensor>;
       const n = inputs.input_ids!.dims.at(-1)!;
-      const ids = (await model.generate({ ...inputs, max_new_tokens: maxTokens, do_sample: false } as never)) as Tensor;
+      // Plain greedy, as Hearth's side runs (generation_config.json's repetition_penalty would apply even without sampling).
+      const ids = (await model.generate({ ...inputs, max_new_tokens: maxTokens, do_sample: false, repetition_penalty: 1 } as never)) as Tensor;
       out.push({ promptIds: n, tokens: Array.from(ids.data as BigInt64Array, Number).slice(n) });
     }
     return out;

@@ -127,7 +127,9 @@ async function textReference(folder: string, dtype: string, device: Device, chat
         input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
         attention_mask: new Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]),
         max_new_tokens: max,
+        // Plain greedy, as Hearth's side runs: generation_config.json's repetition_penalty (Qwen2.5's 1.05–1.1) would apply even without sampling.
         do_sample: false,
+        repetition_penalty: 1,
       } as never)) as { data: BigInt64Array };
       out.push({ promptIds: ids.length, tokens: Array.from(generated.data.slice(ids.length), Number) });
     }

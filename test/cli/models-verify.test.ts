@@ -59,6 +59,17 @@ describe('hearth models verify', () => {
     expect(r.stdout).toMatch(/parity\s+PASS/);
   }, 120_000);
 
+  it('verifies a Qwen2.5-VL model (its text model in text_config, image_grid_thw) against Qwen2_5_VLForConditionalGeneration', async () => {
+    const r = await hearth(['models', 'verify', path.join(dir, 'qwen25vl-export')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/interface\s+2 layers, KV float32 \[1 heads × 16\], logits float32; position_ids multimodal \[3, batch, seq\] from 0/);
+    // The KV for a context of text_config's max_position_embeddings (128,000), capped at 4,096 tokens.
+    expect(r.stdout).toMatch(/KV 1\.0 MiB for 4096 tokens/);
+    expect(r.stdout.match(/parity "\[picture\] [^"]*"\s+equal/g)).toHaveLength(2);
+    expect(r.stdout.match(/parity "[^"]*"\s+equal/g)).toHaveLength(3);
+    expect(r.stdout).toMatch(/parity\s+PASS/);
+  }, 120_000);
+
   it('fails with the dtypes the folder has when asked for one it lacks', async () => {
     const r = await hearth(['models', 'verify', path.join(dir, 'gemma3-export'), '--dtype', 'q4']);
     expect(r.code).toBe(1);

@@ -4,15 +4,15 @@
 // positions), alone and batched with text requests; the image matters; the prefix cache keys
 // an image by its pixels; several images in one message, each processed on its own as
 // Python's Qwen2VLImageProcessor does.
-import { AutoProcessor, cat, Qwen2VLForConditionalGeneration, RawImage, Tensor, type PreTrainedModel, type Processor } from '@huggingface/transformers';
+import { Qwen2VLForConditionalGeneration, type PreTrainedModel, type Processor } from '@huggingface/transformers';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
 import type { ChatMessage, EngineApi, GenerateResult, SamplingParams } from '../../../src/engine/protocol.js';
-import { withTextRopeDelta } from '../../../src/ops/verify-vision.js';
 import { modelsSettled } from '../../../src/runtime.js';
 import { exportEntry, transformersOnExports } from '../../helpers/exports.js';
+import { loadQwenVlReference, referenceReply as theirReply } from '../../helpers/qwen-vl-reference.js';
 
 const NAME = 'qwen2vl-export';
 const MODEL = `svc/${NAME}`;
@@ -44,31 +44,12 @@ let processor: Processor;
 let perImage: Processor;
 let reference: PreTrainedModel;
 
-/**
- * The processor with Python's handling of several images: each processed on its own, the patches
- * and grids concatenated. transformers.js 4.3's own stacks same-size images as frames of one
- * video-like grid and throws on different sizes, so only its per-image step is used.
- */
-function processingEachImage(p: Processor): Processor {
-  type Out = { pixel_values: Tensor; image_grid_thw: Tensor };
-  const one = p.image_processor as unknown as ((image: RawImage) => Promise<Out>) & { config: unknown };
-  const each = async (images: RawImage[]) => {
-    const outs = await Promise.all(images.map((image) => one(image)));
-    return { pixel_values: cat(outs.map((o) => o.pixel_values), 0), image_grid_thw: cat(outs.map((o) => o.image_grid_thw), 0) };
-  };
-  (p.components as Record<string, unknown>).image_processor = Object.assign(each, { config: one.config });
-  return p;
-}
-
 beforeAll(async () => {
   const dir = await transformersOnExports();
   engine = createEngine(nodeBackend('cpu', { threads: 1 }));
   await engine.load([exportEntry(dir, NAME, 'fp32')]);
   await modelsSettled(engine);
-  processor = await AutoProcessor.from_pretrained(NAME, { local_files_only: true });
-  perImage = processingEachImage(await AutoProcessor.from_pretrained(NAME, { local_files_only: true }));
-  // Text-only prompts with Python's rope delta (transformers.js 4.3 adds the length where Python subtracts it).
-  reference = withTextRopeDelta(await Qwen2VLForConditionalGeneration.from_pretrained(NAME, { dtype: 'fp32', device: 'cpu', local_files_only: true }));
+  ({ processor, perImage, model: reference } = await loadQwenVlReference(NAME, Qwen2VLForConditionalGeneration));
 }, 600_000);
 
 afterAll(async () => {
@@ -77,17 +58,8 @@ afterAll(async () => {
 });
 
 /** transformers.js's prompt ids and greedy new tokens for images (or none) and then a question. */
-async function referenceReply(bytes: Uint8Array | Uint8Array[] | null, text: string): Promise<{ prompt: number[]; reply: number[] }> {
-  const all = bytes === null ? [] : Array.isArray(bytes) ? bytes : [bytes];
-  const content = [...all.map(() => ({ type: 'image' })), { type: 'text', text }];
-  const proc = all.length > 1 ? perImage : processor;
-  const prompt = proc.apply_chat_template([{ role: 'user', content }] as never, { add_generation_prompt: true }) as unknown as string;
-  const images = await Promise.all(all.map((b) => RawImage.fromBlob(new Blob([b as BlobPart]))));
-  const inputs = (await proc(prompt, images.length ? images : null)) as Record<string, Tensor>;
-  const ids = Array.from(inputs.input_ids!.data as BigInt64Array, Number);
-  const out = (await reference.generate({ ...inputs, max_new_tokens: NEW_TOKENS, do_sample: false } as never)) as Tensor;
-  return { prompt: ids, reply: Array.from(out.data as BigInt64Array, Number).slice(ids.length) };
-}
+const referenceReply = (bytes: Uint8Array | Uint8Array[] | null, text: string) =>
+  theirReply(Array.isArray(bytes) && bytes.length > 1 ? perImage : processor, reference, bytes, text, NEW_TOKENS);
 
 let n = 0;
 const generate = (messages: ChatMessage[]): Promise<GenerateResult> => engine.generate({ id: `qvl-${n++}`, model: MODEL, prompt: { messages }, sampling: greedy }, () => {});
