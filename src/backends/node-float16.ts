@@ -16,28 +16,11 @@ function asUint16(value: ort.OnnxValue): ort.OnnxValue {
   return { type: 'float16', dims: t.dims, data: bits, location: 'cpu', size: t.size } as unknown as ort.Tensor;
 }
 
-/**
- * A float16 output tensor to be written into (a fetch) with its bits as a Uint16Array. A fetch
- * must be a Tensor (onnxruntime-common drops anything else), so its data is swapped in place:
- * the same memory, the view the binding reads.
- */
-function fetchAsUint16(value: ort.OnnxValue | null): ort.OnnxValue | null {
-  const t = value as ort.Tensor | null;
-  if (!t || t.type !== 'float16' || t.location !== 'cpu' || t.data instanceof Uint16Array) return value;
-  const data = t.data as unknown as ArrayBufferView & { length: number };
-  (t as unknown as { cpuData: Uint16Array }).cpuData = new Uint16Array(data.buffer, data.byteOffset, data.length);
-  return t;
-}
-
-/** Makes `session.run` feed float16 tensors (and write float16 fetches) as Uint16Array where the runtime holds them as Float16Array. */
+/** Makes `session.run` feed float16 tensors as Uint16Array where the runtime holds them as Float16Array. */
 export function feedHalvesAsUint16(session: ort.InferenceSession): ort.InferenceSession {
   if (typeof (globalThis as { Float16Array?: unknown }).Float16Array === 'undefined') return session;
   const run = session.run.bind(session) as (feeds: Feeds, ...rest: unknown[]) => Promise<ort.InferenceSession.ReturnType>;
-  const fetches = (x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) && Object.values(x).some((v) => v instanceof Object && 'dims' in v)
-      ? Object.fromEntries(Object.entries(x as Record<string, ort.OnnxValue | null>).map(([k, v]) => [k, fetchAsUint16(v)]))
-      : x;
   session.run = ((feeds: Feeds, ...rest: unknown[]) =>
-    run(Object.fromEntries(Object.entries(feeds).map(([k, v]) => [k, asUint16(v)])), ...rest.map(fetches))) as typeof session.run;
+    run(Object.fromEntries(Object.entries(feeds).map(([k, v]) => [k, asUint16(v)])), ...rest)) as typeof session.run;
   return session;
 }

@@ -40,7 +40,6 @@ export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kv
     device,
     ...(device === 'webgpu' ? { fusedAttentionWorkarounds: once(() => checkFusedAttention(openCheck, ort.Tensor)) } : {}),
     Tensor: ort.Tensor,
-    fillsGivenOutputs: device === 'cpu',
     loadXGrammar: loadXGrammarInNode,
     async createSession(model, externalData = [], deviceOutputs = []) {
       const options: ort.InferenceSession.SessionOptions = {

@@ -47,8 +47,6 @@ export interface Backend {
    */
   createSession(model: string | Uint8Array, externalData?: string[], deviceOutputs?: string[]): Promise<InferenceSession>;
   readonly Tensor: typeof Tensor;
-  /** onnxruntime writes a run's host outputs into tensors handed to it (fetches), allocating none (onnxruntime-node on the CPU). */
-  readonly fillsGivenOutputs?: boolean;
   /** Reads a file of a local model folder: config.json, generation_config.json. */
   readText(path: string): Promise<string>;
   /** A whole file's bytes (an ONNX graph to edit before its session is made: createModelSession's `edit`). */

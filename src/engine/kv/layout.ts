@@ -41,8 +41,6 @@ export interface BatchKv {
   padding?: PaddingSide;
   data: KvArray[] | null;
   device?: Tensor[];
-  /** Host arrays free for the next decode step's presents (step-buffers.ts). */
-  spare?: KvArray[];
 }
 
 export function seqKvBytes(kv: SeqKv): number {

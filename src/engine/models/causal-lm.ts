@@ -12,7 +12,6 @@ import { decoderEdit } from './decoder-edits.js';
 import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, bestTokenFormFor } from './best-token.js';
 import { ropeAt, type RopePositions } from '../vision/mrope.js';
 import { TokenEmbedder, type EmbedSplice } from './token-embedder.js';
-import { presentTargets, spareAfter } from '../kv/step-buffers.js';
 
 export type { EmbedSplice };
 
@@ -221,14 +220,11 @@ export class CausalLM {
       if (padding === 'right') mask.fill(1n, row, row + width - pad + 1);
       else mask.fill(1n, row + pad, row + width + 1);
     });
-    // On the host the presents go into the batch's spare buffers (step-buffers.ts).
-    const into = this.backend.fillsGivenOutputs && batch.data ? presentTargets(batch, tokens.length, this.kvShape, this.io.kvType) : undefined;
-    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => [0]), ropes, into });
+    const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => [0]), ropes });
     for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
     const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r), out.best);
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
-    const grown = { width: width + 1, pads, padding };
-    const kv: BatchKv = onDevice ? { ...grown, data: null, device: out.kv } : into ? { ...grown, data: into, spare: spareAfter(batch) } : { ...grown, data: out.kv.map((t) => t.data as KvArray) };
+    const kv: BatchKv = onDevice ? { width: width + 1, pads, padding, data: null, device: out.kv } : { width: width + 1, pads, padding, data: out.kv.map((t) => t.data as KvArray) };
     return { logits, kv };
   }
 
@@ -288,17 +284,7 @@ export class CausalLM {
       last,
       splices,
       ropes,
-      into,
-    }: {
-      timings?: StepTimings;
-      started?: number;
-      keepAll?: boolean;
-      last: number[][];
-      splices?: (readonly EmbedSplice[] | undefined)[];
-      ropes?: (RopePositions | undefined)[];
-      /** Host arrays for the presents, [rows, kv_heads, pastLen + len, head_dim] each: onnxruntime writes into them. */
-      into?: KvArray[];
-    },
+    }: { timings?: StepTimings; started?: number; keepAll?: boolean; last: number[][]; splices?: (readonly EmbedSplice[] | undefined)[]; ropes?: (RopePositions | undefined)[] },
   ): Promise<{ logits: Tensor; kv: Tensor[]; best?: BestTokens }> {
     const { Tensor } = this.backend;
     const io = this.io;
@@ -329,24 +315,13 @@ export class CausalLM {
       feeds[`past_key_values.${i}.key`] = pastTensor(past?.[2 * i]);
       feeds[`past_key_values.${i}.value`] = pastTensor(past?.[2 * i + 1]);
     }
-    const fetches = into ? this.presetFetches(into, [rows, io.kvHeads, pastLen + len, io.headDim]) : undefined;
     const ran = timings?.lap('feeds', started) ?? 0;
-    const out = await (fetches ? this.session.run(feeds, fetches) : this.session.run(feeds));
+    const out = await this.session.run(feeds);
     timings?.lap('graph', ran);
     const kv: Tensor[] = [];
     for (let i = 0; i < io.layers; i++) kv.push(out[`present.${i}.key`], out[`present.${i}.value`]);
     const [bestIds, bestLogits] = [out[BEST_ID_OUTPUT], out[BEST_LOGIT_OUTPUT]];
     return { logits: out.logits, kv, ...(bestIds && bestLogits ? { best: { ids: bestIds.data as Float32Array, logits: bestLogits.data as Float32Array } } : {}) };
-  }
-
-  /** Every output of the graph, the presents given as tensors over `into` (the rest onnxruntime allocates). */
-  private presetFetches(into: KvArray[], dims: number[]): Record<string, Tensor | null> {
-    const fetches: Record<string, Tensor | null> = Object.fromEntries(this.session.outputNames.map((name) => [name, null]));
-    for (let i = 0; i < this.io.layers; i++) {
-      fetches[`present.${i}.key`] = new this.backend.Tensor(this.io.kvType, into[2 * i]!, dims);
-      fetches[`present.${i}.value`] = new this.backend.Tensor(this.io.kvType, into[2 * i + 1]!, dims);
-    }
-    return fetches;
   }
 
   /**
