@@ -2,6 +2,7 @@
 // front door must answer for the same folder and bytes.
 import { AutoModelForImageTextToText, AutoProcessor, RawImage, type Tensor } from '@huggingface/transformers';
 import sharp from 'sharp';
+import type { ChatMessage, SamplingParams } from '../../src/engine/protocol.js';
 import { transformersOnExports } from './exports.js';
 
 export const VLM_FIXTURE = 'smolvlm-export';
@@ -36,3 +37,21 @@ export async function referenceImageReply(image: Buffer, question: string, maxNe
     await model.dispose();
   }
 }
+
+/** Greedy sampling of `maxTokens` new tokens, EOS ignored: the engine's side of a parity check. */
+export const greedySampling = (maxTokens: number): SamplingParams => ({
+  max_tokens: maxTokens, temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
+  stop: [], stop_token_ids: [], ignore_eos: true, logprobs: -1,
+});
+
+/** A PNG of `width` × `height` whose pixel (x, y) is `pixel(x, y)`. */
+export function pngOf(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Promise<Uint8Array> {
+  const rgb = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) rgb.set(pixel(x, y), (y * width + x) * 3);
+  return sharp(rgb, { raw: { width, height, channels: 3 } }).png().toBuffer().then((b) => new Uint8Array(b));
+}
+
+/** One user message: the image, then the question. */
+export const imageMessage = (bytes: Uint8Array, text: string, detail?: 'low'): ChatMessage[] => [
+  { role: 'user', content: [{ type: 'image', image: { bytes, param: 'messages[0].content[0]', ...(detail ? { detail } : {}) } }, { type: 'text', text }] },
+];

@@ -5,36 +5,27 @@
 // batched with a text request. (The fuller set of cases is qwen2vl-engine-parity.test.ts's, on the
 // Qwen2-VL fixture, which shares this path.)
 import { Qwen2_5_VLForConditionalGeneration, type PreTrainedModel, type Processor } from '@huggingface/transformers';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
-import type { ChatMessage, EngineApi, GenerateResult, SamplingParams } from '../../../src/engine/protocol.js';
+import type { ChatMessage, EngineApi, GenerateResult } from '../../../src/engine/protocol.js';
 import { modelsSettled } from '../../../src/runtime.js';
 import { exportEntry, transformersOnExports } from '../../helpers/exports.js';
+import { greedySampling, pngOf, imageMessage } from '../../helpers/vision.js';
 import { loadQwenVlReference, referenceReply } from '../../helpers/qwen-vl-reference.js';
 
 const NAME = 'qwen25vl-export';
 const MODEL = `svc/${NAME}`;
 const NEW_TOKENS = 8;
-const greedy: SamplingParams = {
-  max_tokens: NEW_TOKENS, temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
-  stop: [], stop_token_ids: [], ignore_eos: true, logprobs: -1,
-};
+const greedy = greedySampling(NEW_TOKENS);
 
-const png = (width: number, height: number, pixel: (x: number, y: number) => [number, number, number]) => {
-  const rgb = new Uint8Array(width * height * 3);
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) rgb.set(pixel(x, y), (y * width + x) * 3);
-  return sharp(rgb, { raw: { width, height, channels: 3 } }).png().toBuffer().then((b) => new Uint8Array(b));
-};
+const png = pngOf;
 
 /** 90×60 diagonal stripes (→ 84×56: 6 image tokens), 40×100 a gradient (a tall grid: → 56×112, 8). */
 const stripes = () => png(90, 60, (x, y) => (Math.floor((x + y) / 9) % 2 ? [220, 30, 40] : [20, 60, 230]));
 const gradient = () => png(40, 100, (x, y) => [x * 6, 200, y * 2]);
 
-const withImage = (bytes: Uint8Array, text: string): ChatMessage[] => [
-  { role: 'user', content: [{ type: 'image', image: { bytes, param: 'messages[0].content[0]' } }, { type: 'text', text }] },
-];
+const withImage = imageMessage;
 
 let engine: EngineApi;
 let processor: Processor;

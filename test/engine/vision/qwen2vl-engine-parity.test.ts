@@ -5,28 +5,21 @@
 // an image by its pixels; several images in one message, each processed on its own as
 // Python's Qwen2VLImageProcessor does.
 import { Qwen2VLForConditionalGeneration, type PreTrainedModel, type Processor } from '@huggingface/transformers';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
-import type { ChatMessage, EngineApi, GenerateResult, SamplingParams } from '../../../src/engine/protocol.js';
+import type { ChatMessage, EngineApi, GenerateResult } from '../../../src/engine/protocol.js';
 import { modelsSettled } from '../../../src/runtime.js';
 import { exportEntry, transformersOnExports } from '../../helpers/exports.js';
+import { greedySampling, pngOf, imageMessage } from '../../helpers/vision.js';
 import { loadQwenVlReference, referenceReply as theirReply } from '../../helpers/qwen-vl-reference.js';
 
 const NAME = 'qwen2vl-export';
 const MODEL = `svc/${NAME}`;
 const NEW_TOKENS = 8;
-const greedy: SamplingParams = {
-  max_tokens: NEW_TOKENS, temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
-  stop: [], stop_token_ids: [], ignore_eos: true, logprobs: -1,
-};
+const greedy = greedySampling(NEW_TOKENS);
 
-const png = (width: number, height: number, pixel: (x: number, y: number) => [number, number, number]) => {
-  const rgb = new Uint8Array(width * height * 3);
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) rgb.set(pixel(x, y), (y * width + x) * 3);
-  return sharp(rgb, { raw: { width, height, channels: 3 } }).png().toBuffer().then((b) => new Uint8Array(b));
-};
+const png = pngOf;
 
 /** 90×60 diagonal stripes, 40×100 a gradient (a tall grid), 150×150 checks (scaled down to max_pixels). */
 const PICTURES = {
@@ -35,9 +28,7 @@ const PICTURES = {
   checks: () => png(150, 150, (x, y) => (((x >> 4) + (y >> 4)) % 2 ? [250, 250, 250] : [10, 10, 10])),
 };
 
-const withImage = (bytes: Uint8Array, text: string): ChatMessage[] => [
-  { role: 'user', content: [{ type: 'image', image: { bytes, param: 'messages[0].content[0]' } }, { type: 'text', text }] },
-];
+const withImage = imageMessage;
 
 let engine: EngineApi;
 let processor: Processor;

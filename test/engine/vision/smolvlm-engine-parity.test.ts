@@ -7,17 +7,15 @@ import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
-import type { ChatMessage, EngineApi, GenerateResult, SamplingParams } from '../../../src/engine/protocol.js';
+import type { ChatMessage, EngineApi, GenerateResult } from '../../../src/engine/protocol.js';
 import { modelsSettled } from '../../../src/runtime.js';
 import { exportEntry, transformersOnExports } from '../../helpers/exports.js';
+import { greedySampling, imageMessage } from '../../helpers/vision.js';
 
 const NAME = 'smolvlm-export';
 const MODEL = `svc/${NAME}`;
 const NEW_TOKENS = 8;
-const greedy: SamplingParams = {
-  max_tokens: NEW_TOKENS, temperature: 0, top_p: 1, top_k: -1, min_p: 0, presence_penalty: 0, frequency_penalty: 0,
-  stop: [], stop_token_ids: [], ignore_eos: true, logprobs: -1,
-};
+const greedy = greedySampling(NEW_TOKENS);
 
 interface Picture {
   width: number;
@@ -44,9 +42,7 @@ const FORMATS = {
 };
 const encode = (p: Picture, as: keyof typeof FORMATS) => FORMATS[as](sharp(p.rgb, { raw: { width: p.width, height: p.height, channels: 3 } })).toBuffer().then((b) => new Uint8Array(b));
 
-const withImage = (bytes: Uint8Array, text: string, detail?: 'low'): ChatMessage[] => [
-  { role: 'user', content: [{ type: 'image', image: { bytes, param: 'messages[0].content[0]', ...(detail ? { detail } : {}) } }, { type: 'text', text }] },
-];
+const withImage = imageMessage;
 
 let engine: EngineApi;
 let processor: Processor;
