@@ -8,6 +8,7 @@
 // the engine's streams have it.
 import type * as ort from 'onnxruntime-node';
 import { nodeBackend } from '../src/backends/node.js';
+import { countGcPauses } from './gc-pauses.js';
 
 export interface GraphRate {
   batch: number;
@@ -17,6 +18,8 @@ export interface GraphRate {
   step_ms: number;
   /** batch × 1000 ÷ step_ms. */
   tokens_per_s: number;
+  /** V8's GC pauses over the timed steps, ms a row: what onnxruntime-node's new output buffers cost with no engine around them. */
+  gc_ms_per_row: number;
 }
 
 export interface GraphRateOptions {
@@ -64,8 +67,10 @@ export async function graphDecodeRates(modelPath: string, o: GraphRateOptions): 
       let result = await session.run(feeds);
       const times: number[] = [];
       const warmup = o.warmup ?? 2;
+      let gc: ReturnType<typeof countGcPauses> | undefined;
       for (let s = 0; s < warmup + o.steps; s++) {
         const past = P + s;
+        if (s === warmup) gc = countGcPauses();
         const step: Record<string, ort.Tensor> = {
           input_ids: ints((i) => BigInt(200 + ((s * 31 + i * 17) % 5000)), batch, [batch, 1]),
           attention_mask: ints(() => 1n, batch * (past + 1), [batch, past + 1]),
@@ -82,8 +87,9 @@ export async function graphDecodeRates(modelPath: string, o: GraphRateOptions): 
         result = next;
       }
       disposeDevice(result);
+      const pauses = (await gc?.stop()) ?? { ms: 0 };
       const stepMs = median(times);
-      out[batch] = { batch, prompt_tokens: P, steps: o.steps, step_ms: round(stepMs, 3), tokens_per_s: round((batch * 1000) / stepMs) };
+      out[batch] = { batch, prompt_tokens: P, steps: o.steps, step_ms: round(stepMs, 3), tokens_per_s: round((batch * 1000) / stepMs), gc_ms_per_row: round(pauses.ms / (o.steps * batch), 4) };
     }
   } finally {
     await session.release();

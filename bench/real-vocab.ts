@@ -28,6 +28,7 @@ import { createEngine } from '../src/engine/engine.js';
 import type { EngineOptions } from '../src/engine/options.js';
 import type { SamplingParams } from '../src/engine/protocol.js';
 import { modelsSettled } from '../src/runtime.js';
+import { countGcPauses, type GcPauses } from './gc-pauses.js';
 import { graphDecodeRates, type GraphRate } from './graph-rate.js';
 import { fileFingerprint, filler, lockstep, request } from './llama-cpp.js';
 import { perRow, type EngineLoop } from './step-breakdown.js';
@@ -64,6 +65,8 @@ export interface StreamFigures {
   rounds: number;
   prompt_tokens: number;
   step_breakdown: ReturnType<typeof perRow>;
+  /** V8's GC pauses over the rounds (in whatever phase they fell): ms a row sampled, and mark-compacts a hundred rows. */
+  gc: { ms_per_row: number; major_per_100_rows: number };
 }
 
 // ------------------------------------------------------------------------------------ Hearth --
@@ -106,8 +109,10 @@ async function hearthWith(folder: string, o: RealVocabOptions, sampleFrom: NonNu
     const streams: Record<number, StreamFigures> = {};
     for (const c of o.streams) {
       const before = await loop();
+      const pauses = countGcPauses();
       const rounds = [];
       for (let r = 0; r < repeats; r++) rounds.push(await roundOf(c, r, base));
+      const gc = await pauses.stop();
       const breakdown = perRow(before, await loop(), c * repeats);
       streams[c] = {
         aggregate_tokens_per_s: round(median(rounds.map((x) => x.aggregate))),
@@ -116,14 +121,23 @@ async function hearthWith(folder: string, o: RealVocabOptions, sampleFrom: NonNu
         rounds: rounds.length,
         prompt_tokens: rounds[0]!.prompt,
         step_breakdown: breakdown,
+        gc: gcPerRow(gc, breakdown.rows),
       };
       const s = streams[c];
-      o.log(`real vocab, Hearth (${sampleFrom}) ${c} stream(s): ${s.aggregate_tokens_per_s} tok/s aggregate, ${s.per_stream_decode_tokens_per_s} tok/s decode a stream, TTFT ${s.ttft_ms} ms; host ${breakdown.host_ms_per_row} ms a row (${breakdown.host_ms_per_row_without_head} without the head's run), ${JSON.stringify(breakdown.phases_ms_per_row)}`);
+      o.log(`real vocab, Hearth (${sampleFrom}) ${c} stream(s): ${s.aggregate_tokens_per_s} tok/s aggregate, ${s.per_stream_decode_tokens_per_s} tok/s decode a stream, TTFT ${s.ttft_ms} ms; host ${breakdown.host_ms_per_row} ms a row (${breakdown.host_ms_per_row_without_head} without the head's run; V8 GC ${s.gc.ms_per_row} ms a row), ${JSON.stringify(breakdown.phases_ms_per_row)}`);
     }
     return streams;
   } finally {
     await engine.dispose();
   }
+}
+
+/**
+ * GC pauses a row sampled. Not taken from host time: a pause falls in whatever phase was running,
+ * often a graph run's (onnxruntime-node allocates its outputs there), so it is given beside it.
+ */
+export function gcPerRow(gc: GcPauses, rows: number): StreamFigures['gc'] {
+  return { ms_per_row: round(gc.ms / rows, 4), major_per_100_rows: round((100 * gc.major) / rows) };
 }
 
 async function hearth(folder: string, o: RealVocabOptions) {
@@ -310,6 +324,8 @@ export function realVocabTable(r: RealVocabResults): string {
   for (const p of phases) row(`  ${p}`, (c) => r.hearth[c]?.step_breakdown.phases_ms_per_row[p]);
   row('  host a row (all but graph)', (c) => r.hearth[c]?.step_breakdown.host_ms_per_row);
   row('  host a row, head run apart', (c) => r.hearth[c]?.step_breakdown.host_ms_per_row_without_head);
+  row('  V8 GC pauses a row (any phase)', (c) => r.hearth[c]?.gc.ms_per_row);
+  row('  graph alone: V8 GC a row', (c) => r.graph_alone[c]?.gc_ms_per_row);
   row('  host a row, whole rows', (c) => r.hearth_whole_rows[c]?.step_breakdown.host_ms_per_row);
   row('  aggregate tok/s, whole rows', (c) => r.hearth_whole_rows[c]?.aggregate_tokens_per_s);
   for (const [type, f] of Object.entries(r.llama_cpp.forms)) {

@@ -1,0 +1,34 @@
+// V8's garbage-collection pauses on this thread, summed while a stretch of load runs. On the
+// CPU most of a row's host time at one stream is V8's major GCs, started by the external memory
+// onnxruntime-node allocates for every output of every run (docs/performance.md): the graph
+// alone pays them too. The bench gives them apart, for Hearth and for the graph alone, so that
+// what is left of a row's host time is Hearth's own work.
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+
+export interface GcPauses {
+  /** Every pause's milliseconds, summed (scavenges, incremental steps, mark-compacts). */
+  ms: number;
+  count: number;
+  /** Mark-compacts among them. */
+  major: number;
+}
+
+/** Starts counting; `stop()` resolves to the pauses since (Node hands GC entries to observers a timer later: stop waits for it). */
+export function countGcPauses(): { stop(): Promise<GcPauses> } {
+  const sum: GcPauses = { ms: 0, count: 0, major: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      sum.ms += e.duration;
+      sum.count++;
+      if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) sum.major++;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    async stop() {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      observer.disconnect();
+      return { ...sum, ms: Math.round(sum.ms * 1000) / 1000 };
+    },
+  };
+}
