@@ -1,4 +1,4 @@
-// The `hearth` command as a real subprocess (node --import tsx src/cli/main.ts).
+// The `hearth` command as a real subprocess: the package's bin, on the build (helpers/cli.ts).
 
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -7,9 +7,9 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAccess } from '../../src/access/access.js';
 import { openFileStore } from '../../src/access/file-store.js';
+import { CLI } from '../helpers/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
 const KEY_LINE = /^svc_live_[0-9A-Za-z]{40}$/;
 
 interface Result {
@@ -24,7 +24,7 @@ function hearth(...args: string[]): Promise<Result> {
 
 function hearthWithInput(input: string | undefined, ...args: string[]): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) => {
+    const child = execFile(process.execPath, [...CLI, ...args], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });

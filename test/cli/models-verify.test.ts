@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportFixtures } from '../helpers/exports.js';
 import { startMirror, type Mirror } from '../hub/mirror.js';
+import { CLI } from '../helpers/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
 let dir: string;
 
 function hearth(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, timeout: 120_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...CLI, ...args], { cwd: ROOT, timeout: 120_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });

@@ -9,13 +9,14 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_WEBGPU_SKIP } from '../helpers/node-webgpu.js';
 import { webgpuAdapterProblem } from '../../src/backends/node-webgpu-probe.js';
+import { CLI } from '../helpers/cli.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'hearth-webgpu-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function serve(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  const args = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--device', 'webgpu', '--port', '0', '--store', 'memory', '--data-dir', join(dir, 'data')];
+  const args = [...CLI, 'serve', '--device', 'webgpu', '--port', '0', '--store', 'memory', '--data-dir', join(dir, 'data')];
   return new Promise((done, fail) => {
     execFile(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return fail(err);

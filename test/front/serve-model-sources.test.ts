@@ -13,6 +13,7 @@ import { fixtures } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
 import { createKey, startServer, type TestServer } from '../helpers/server.js';
 import { startMirror, type Mirror } from '../hub/mirror.js';
+import { CLI } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 const CHAT = { messages: [{ role: 'user' as const, content: 'Hello!' }], temperature: 0, max_tokens: 12 };
@@ -86,7 +87,7 @@ describe('hearth serve --models with folders and hub repo ids', () => {
   it('says in one line that the hub cannot be reached, and exits 1', async () => {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'hearth-sources-'));
-    const failed = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--models', 'test-org/elsewhere'], {
+    const failed = await run(process.execPath, [...CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--models', 'test-org/elsewhere'], {
       env: { ...process.env, HF_ENDPOINT: `http://127.0.0.1:${port}` },
     }).then(
       () => undefined,
@@ -103,7 +104,7 @@ describe('hearth serve --models with folders and hub repo ids', () => {
     const folder = join(mkdtempSync(join(tmpdir(), 'hearth-folder-')), 'tiny-chat');
     cpSync(join(fixturesDir, 'tiny-chat'), folder, { recursive: true });
     const dataDir = mkdtempSync(join(tmpdir(), 'hearth-sources-'));
-    const failed = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--models', folder]).then(
+    const failed = await run(process.execPath, [...CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--models', folder]).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
     );

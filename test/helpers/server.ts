@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { fixtures } from './fixtures.js';
+import { CLI } from './cli.js';
 
 const run = promisify(execFile);
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
 
-/** Runs the hearth CLI from source and returns its stdout. */
+/** Runs the hearth command (the package's bin, on the build) and returns its stdout. */
 export async function hearth(args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [...CLI, ...args], { cwd: process.cwd() });
   return stdout;

@@ -13,6 +13,7 @@ import { fixtures } from '../helpers/fixtures.js';
 import { createKey, startServer, waitReady } from '../helpers/server.js';
 import { hubCacheDir } from '../../src/paths.js';
 import { startMirror, type Mirror } from './mirror.js';
+import { CLI } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 let mirror: Mirror;
@@ -40,7 +41,7 @@ describe('hub models', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'hearth-hubcli-'));
     const r = await run(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'models', 'add', '--id', 'svc/hub-chat', '--from', 'test-org/tiny-chat', '--data-dir', dataDir],
+      [...CLI, 'models', 'add', '--id', 'svc/hub-chat', '--from', 'test-org/tiny-chat', '--data-dir', dataDir],
       { env: { ...process.env, HF_ENDPOINT: mirror.url } },
     );
     expect(r.stderr).toMatch(/downloaded onnx\/model\.onnx: 5\.8 MB in [\d.]+ s \([\d.]+ [kM]B\/s\)/);
@@ -120,7 +121,7 @@ describe('hub models', () => {
 
       // The CLI against the running server: it waits for the hub model to be ready.
       const cli = await run(process.execPath, [
-        '--import', 'tsx', 'src/cli/main.ts', 'models', 'add', '--id', 'svc/hub-chat2', '--from', 'test-org/tiny-chat', '--url', server.url, '--key', admin,
+        ...CLI, 'models', 'add', '--id', 'svc/hub-chat2', '--from', 'test-org/tiny-chat', '--url', server.url, '--key', admin,
       ]);
       expect(cli.stdout).toMatch(/svc\/hub-chat2: added on .*\n[\s\S]*svc\/hub-chat2: ready/);
       expect((await health(server.url))['svc/hub-chat2']).toBe('ready');

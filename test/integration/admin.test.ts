@@ -9,10 +9,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtures } from '../helpers/fixtures.js';
 import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
+import { CLI } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ...env } }).then(
+  run(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env } }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
   );

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_MISSING, redisServerBinary, startRedis, type TestRedis } from '../helpers/redis.js';
 import { hearth, startServer, waitReady } from '../helpers/server.js';
+import { CLI } from '../helpers/cli.js';
 
 const haveRedis = redisServerBinary() !== null;
 
@@ -112,7 +113,7 @@ describe('keys never reach logs or data files', () => {
       expect(statuses[bad], bad).toBe(401);
     }
     // A revocation by the CLI (the key read from stdin) while the server runs.
-    const child = execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'revoke', '-', '--data-dir', dir]);
+    const child = execFile(process.execPath, [...CLI, 'keys', 'revoke', '-', '--data-dir', dir]);
     child.stdin!.end(good + '\n');
     let revokeOut = '';
     child.stdout!.on('data', (d) => (revokeOut += d));

@@ -9,6 +9,7 @@ import { createKey, startServer } from '../helpers/server.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLI } from '../helpers/cli.js';
 
 describe('hearth serve', () => {
   it('prints a first admin key and serves requests made while models load once they are ready', async () => {
@@ -64,7 +65,7 @@ describe('hearth serve', () => {
 
   it('refuses --device cuda without the CUDA provider, saying how to install it', async () => {
     const run = promisify(execFile);
-    const err = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--device', 'cuda', '--port', '0']).catch((e) => e);
+    const err = await run(process.execPath, [...CLI, 'serve', '--device', 'cuda', '--port', '0']).catch((e) => e);
     expect(err.code).toBe(1);
     expect(err.stderr).toContain('ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node');
   });

@@ -14,6 +14,7 @@ import { fixtures } from '../helpers/fixtures.js';
 import { openapiAvailable, validateAgainst } from '../helpers/openapi.js';
 import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
 import { catalogUpstream, chatOnlyUpstream, writeCatalog } from '../helpers/upstream.js';
+import { CLI } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 
@@ -33,7 +34,7 @@ function expectValid(schema: string, body: unknown) {
 }
 
 async function usageOf(name: string) {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'usage', '--data-dir', front.dataDir, '--json']);
+  const { stdout } = await run(process.execPath, [...CLI, 'usage', '--data-dir', front.dataDir, '--json']);
   return (JSON.parse(stdout) as { name: string; requests: number; prompt_tokens: number; completion_tokens: number }[]).find((a) => a.name === name);
 }
 

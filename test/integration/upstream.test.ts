@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtures } from '../helpers/fixtures.js';
 import { createKey, startServer, waitReady, type TestServer } from '../helpers/server.js';
 import { deadPort, faultyServer, catalogUpstream, writeCatalog } from '../helpers/upstream.js';
+import { CLI } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 const CAP_USD = 0.0003;
@@ -35,7 +36,7 @@ const post = (base: string, path: string, k: string, body: unknown) =>
 const messages = [{ role: 'user' as const, content: 'Tell me about the sea.' }];
 
 async function usageOf(dataDir: string, name: string) {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'usage', '--data-dir', dataDir, '--json']);
+  const { stdout } = await run(process.execPath, [...CLI, 'usage', '--data-dir', dataDir, '--json']);
   return (JSON.parse(stdout) as { name: string; requests: number; prompt_tokens: number; completion_tokens: number; spend_usd: number }[]).find(
     (a) => a.name === name,
   );
@@ -235,7 +236,7 @@ describe('an upstream model', () => {
 
   it('is added to a running server with `hearth models add --upstream`', async () => {
     const cli = (args: string[]) =>
-      run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'models', 'add', ...args]).then(
+      run(process.execPath, [...CLI, 'models', 'add', ...args]).then(
         (r) => ({ code: 0, out: r.stdout + r.stderr }),
         (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
       );

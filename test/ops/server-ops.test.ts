@@ -9,9 +9,10 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { fixtures } from '../helpers/fixtures.js';
 import { createKey, startServer, waitReady } from '../helpers/server.js';
+import { CLI } from '../helpers/cli.js';
 
 const run = promisify(execFile);
-const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args]);
+const cli = (args: string[]) => run(process.execPath, [...CLI, ...args]);
 
 function jsonLines(out: string): Record<string, unknown>[] {
   return out
