@@ -32,3 +32,18 @@ export function countGcPauses(): { stop(): Promise<GcPauses> } {
     },
   };
 }
+
+/** Pauses a row sampled, and mark-compacts a hundred rows. */
+export interface GcPerRow {
+  ms_per_row: number;
+  major_per_100_rows: number;
+}
+
+/**
+ * GC pauses a row sampled. Not taken from host time: a pause falls in whatever phase was running,
+ * often a graph run's (onnxruntime-node allocates its outputs there), so it is given beside it.
+ */
+export function gcPerRow(gc: GcPauses, rows: number): GcPerRow {
+  const round = (x: number, d: number) => Math.round(x * 10 ** d) / 10 ** d;
+  return { ms_per_row: round(gc.ms / rows, 4), major_per_100_rows: round((100 * gc.major) / rows, 2) };
+}

@@ -28,7 +28,7 @@ import { createEngine } from '../src/engine/engine.js';
 import type { EngineOptions } from '../src/engine/options.js';
 import type { SamplingParams } from '../src/engine/protocol.js';
 import { modelsSettled } from '../src/runtime.js';
-import { countGcPauses, type GcPauses } from './gc-pauses.js';
+import { countGcPauses, gcPerRow, type GcPerRow } from './gc-pauses.js';
 import { graphDecodeRates, type GraphRate } from './graph-rate.js';
 import { fileFingerprint, filler, lockstep, request } from './llama-cpp.js';
 import { perRow, type EngineLoop } from './step-breakdown.js';
@@ -65,8 +65,8 @@ export interface StreamFigures {
   rounds: number;
   prompt_tokens: number;
   step_breakdown: ReturnType<typeof perRow>;
-  /** V8's GC pauses over the rounds (in whatever phase they fell): ms a row sampled, and mark-compacts a hundred rows. */
-  gc: { ms_per_row: number; major_per_100_rows: number };
+  /** V8's GC pauses over the rounds, in whatever phase they fell. */
+  gc: GcPerRow;
 }
 
 // ------------------------------------------------------------------------------------ Hearth --
@@ -130,14 +130,6 @@ async function hearthWith(folder: string, o: RealVocabOptions, sampleFrom: NonNu
   } finally {
     await engine.dispose();
   }
-}
-
-/**
- * GC pauses a row sampled. Not taken from host time: a pause falls in whatever phase was running,
- * often a graph run's (onnxruntime-node allocates its outputs there), so it is given beside it.
- */
-export function gcPerRow(gc: GcPauses, rows: number): StreamFigures['gc'] {
-  return { ms_per_row: round(gc.ms / rows, 4), major_per_100_rows: round((100 * gc.major) / rows) };
 }
 
 async function hearth(folder: string, o: RealVocabOptions) {

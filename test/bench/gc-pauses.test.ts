@@ -2,7 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { countGcPauses } from '../../bench/gc-pauses.js';
+import { countGcPauses, gcPerRow } from '../../bench/gc-pauses.js';
 
 setFlagsFromString('--expose-gc');
 const collect = runInNewContext('gc') as () => void;
@@ -16,5 +16,11 @@ describe('counting GC pauses', () => {
     expect(counted.major).toBeGreaterThanOrEqual(2);
     expect(counted.count).toBeGreaterThanOrEqual(counted.major);
     expect(counted.ms).toBeGreaterThan(0);
+  });
+});
+
+describe('GC pauses a row', () => {
+  it('divides the pauses by the rows sampled, and counts mark-compacts a hundred rows', () => {
+    expect(gcPerRow({ ms: 30, count: 12, major: 3 }, 200)).toEqual({ ms_per_row: 0.15, major_per_100_rows: 1.5 });
   });
 });

@@ -1,7 +1,7 @@
 // The real-vocabulary bench's comparison with llama.cpp (bench/real-vocab.ts): each figure
 // against llama.cpp's best thread count for that figure, and issue 30's CPU targets marked.
 import { describe, expect, it } from 'vitest';
-import { againstLlamaCpp, bestOf, gcPerRow } from '../../bench/real-vocab.js';
+import { againstLlamaCpp, bestOf } from '../../bench/real-vocab.js';
 
 const run = (b1: number, dec: number, c8: number, c16: number) => ({ batch1_tokens_per_s: b1, batch1_decode_tokens_per_s: dec, concurrent_tokens_per_s: { 8: c8, 16: c16 } });
 const hearth = (agg: number, decode: number, host: number) => ({ aggregate_tokens_per_s: agg, per_stream_decode_tokens_per_s: decode, step_breakdown: { host_ms_per_row: host } });
@@ -37,11 +37,5 @@ describe('Hearth against llama.cpp on a real vocabulary', () => {
     expect(targets['real vocab: q4 >= 0.8x llama.cpp Q4_0 at one stream']).toBeNull();
     expect(targets['real vocab: q4 >= 1.0x llama.cpp Q4_0 at 8 concurrent']).toBeNull();
     expect(targets['real vocab: host time <= 0.1 ms a row (8 streams)']).toBe(false);
-  });
-});
-
-describe('GC pauses a row', () => {
-  it('divides the pauses by the rows sampled, and counts mark-compacts a hundred rows', () => {
-    expect(gcPerRow({ ms: 30, count: 12, major: 3 }, 200)).toEqual({ ms_per_row: 0.15, major_per_100_rows: 1.5 });
   });
 });
