@@ -7,6 +7,7 @@ import { createModelSession, isVisionType, joinPath, onnxFileFor, readJson, text
 import { readGraphOps } from './graph-ops.js';
 import { emptyKv, readDecoderInterface, type DecoderConfig, type DecoderInterface, type KvArray } from './interface.js';
 import { LogitsHead, StepLogits, type BestTokens, type HeadTopK } from './logits-head.js';
+import { freeHostBuffers } from './host-buffers.js';
 import { LOGITS_POSITION_INPUT } from './logits-pick.js';
 import { decoderEdit } from './decoder-edits.js';
 import { BEST_ID_OUTPUT, BEST_LOGIT_OUTPUT, bestTokenFormFor } from './best-token.js';
@@ -184,6 +185,7 @@ export class CausalLM {
       out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last, splices, ropes });
     } finally {
       for (const t of packed?.device ?? []) t.dispose();
+      freeHostBuffers(packed?.data); // the pasts padded for this run alone
     }
     for (const it of items) this.release(it.past); // earlier chunks' device caches: present.* replaces them
     const [, len] = out.logits.dims;
@@ -202,7 +204,9 @@ export class CausalLM {
         kv: kv.device ? { length: plan.width, device: kv.device } : { length: plan.width, data: kv.data },
       });
     }
-    for (const t of out.kv) if (t.location === 'gpu-buffer') t.dispose(); // each row has its own copy
+    // Each row has its own copy.
+    for (const t of out.kv) if (t.location === 'gpu-buffer') t.dispose();
+    if (!out.kv.some((t) => t.location === 'gpu-buffer')) freeHostBuffers(presents as KvArray[]);
     return results;
   }
 
@@ -221,7 +225,9 @@ export class CausalLM {
       else mask.fill(1n, row + pad, row + width + 1);
     });
     const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => [0]), ropes });
-    for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
+    // The step has read them; present.* replaces them.
+    for (const t of batch.device ?? []) t.dispose();
+    freeHostBuffers(batch.data);
     const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r), out.best);
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
     const kv: BatchKv = onDevice ? { width: width + 1, pads, padding, data: null, device: out.kv } : { width: width + 1, pads, padding, data: out.kv.map((t) => t.data as KvArray) };
@@ -248,7 +254,9 @@ export class CausalLM {
       last: [at],
       ropes: [rope],
     });
-    for (const t of batch.device ?? []) t.dispose(); // the step has read them; present.* replaces them
+    // The step has read them; present.* replaces them.
+    for (const t of batch.device ?? []) t.dispose();
+    freeHostBuffers(batch.data);
     // Picked, or every position kept: either way the last n rows are the tokens'.
     const [, len] = out.logits.dims;
     const logits = new StepLogits(this.head, out.logits, at.map((j) => len - n + j), out.best);
@@ -267,6 +275,7 @@ export class CausalLM {
       return { width: plan.width, pads: plan.pads, padding: plan.padding, ...out };
     } finally {
       this.release(batch);
+      freeHostBuffers(batch.data);
     }
   }
 
@@ -342,6 +351,7 @@ export class CausalLM {
       return { width: plan.width, pads: plan.pads, padding: plan.padding, ...out };
     } finally {
       this.release(batch);
+      freeHostBuffers(batch?.data); // copied into the new batch (the joining caches may be the prefix cache's: not theirs)
       for (const kv of joining) this.release(kv);
     }
   }

@@ -12,6 +12,7 @@ import { GraphBuilder, TensorType } from '../../onnx/graph.js';
 import type { Backend, InferenceSession, Tensor } from '../../backends/types.js';
 import type { RowCandidates } from '../sampling/sampler.js';
 import { toFloat32 } from './interface.js';
+import { freeHostBuffers } from './host-buffers.js';
 
 /** Candidates a row comes with: top_k and top_logprobs up to it need no whole row. */
 export const HEAD_CANDIDATES = 64;
@@ -226,7 +227,9 @@ export class StepLogits {
   }
 
   dispose(): void {
+    // The head reads rows into arrays of its own, so nothing holds views of these.
     if (this.tensor.location === 'gpu-buffer') this.tensor.dispose();
+    else freeHostBuffers([this.tensor.data as ArrayBufferView]);
   }
 }
 
