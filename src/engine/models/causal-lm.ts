@@ -192,7 +192,8 @@ export class CausalLM {
     // A right-padded row ends at its own last token; left-padded ones all end at the last
     // position (the only one num_logits_to_keep leaves).
     const step = new StepLogits(this.head, out.logits, items.map(({ tokens }, r) => r * len + (right && len === S ? tokens.length - 1 : len - 1)), out.best);
-    const presents = out.kv.some((t) => t.location === 'gpu-buffer') ? out.kv : out.kv.map((t) => t.data as KvArray);
+    const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
+    const presents = onDevice ? out.kv : out.kv.map((t) => t.data as KvArray);
     const results = [];
     for (const [r, { tokens, past }] of items.entries()) {
       const p = past?.length ?? 0;
@@ -205,8 +206,8 @@ export class CausalLM {
       });
     }
     // Each row has its own copy.
-    for (const t of out.kv) if (t.location === 'gpu-buffer') t.dispose();
-    if (!out.kv.some((t) => t.location === 'gpu-buffer')) freeHostBuffers(presents as KvArray[]);
+    if (onDevice) for (const t of out.kv) t.dispose();
+    else freeHostBuffers(presents as KvArray[]);
     return results;
   }
 

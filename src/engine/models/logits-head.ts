@@ -227,9 +227,10 @@ export class StepLogits {
   }
 
   dispose(): void {
-    // The head reads rows into arrays of its own, so nothing holds views of these.
+    // The head reads rows into arrays of its own, so nothing holds views of these. A second
+    // dispose finds the device tensor's location 'none' and does nothing.
     if (this.tensor.location === 'gpu-buffer') this.tensor.dispose();
-    else freeHostBuffers([this.tensor.data as ArrayBufferView]);
+    else if (this.tensor.location === 'cpu') freeHostBuffers([this.tensor.data as ArrayBufferView]);
   }
 }
 
