@@ -33,6 +33,10 @@ describe.skipIf(!CHROMIUM)("the demo's picture input", () => {
     await server?.close();
   });
 
+  // The thumbnail has a size, and so counts as visible, once the page has decoded the picture:
+  // on a loaded machine that is a moment after the input or paste, so it is waited for.
+  const showsThumb = () => page.waitForSelector('#thumb', { state: 'visible', timeout: 10_000 });
+
   it('offers no picture for a text model, and one for the VLM', async () => {
     await page.selectOption('#model', 'svc/tiny-chat');
     expect(await page.isHidden('#attach')).toBe(true);
@@ -42,7 +46,7 @@ describe.skipIf(!CHROMIUM)("the demo's picture input", () => {
 
   it("sends a picked picture with the question: the prompt counts transformers.js's image tokens, and the bubble shows the picture", async () => {
     await page.setInputFiles('#picture', { name: 'noise.png', mimeType: 'image/png', buffer: picture });
-    expect(await page.isVisible('#thumb')).toBe(true);
+    await showsThumb();
     await page.fill('#prompt', QUESTION);
     await page.click('#send');
     await page.waitForFunction(() => /prompt tokens/.test(document.getElementById('chat-stats')!.textContent ?? ''), undefined, { timeout: 120_000 });
@@ -58,7 +62,7 @@ describe.skipIf(!CHROMIUM)("the demo's picture input", () => {
       data.items.add(new File([new Uint8Array(bytes)], 'pasted.png', { type: 'image/png' }));
       document.getElementById('prompt')!.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
     }, [...picture]);
-    expect(await page.isVisible('#thumb')).toBe(true);
+    await showsThumb();
     expect(await page.getAttribute('#thumb', 'src')).toMatch(/^blob:/);
   });
 
