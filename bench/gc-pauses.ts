@@ -1,8 +1,8 @@
 // V8's garbage-collection pauses on this thread, summed while a stretch of load runs. On the
-// CPU most of a row's host time at one stream is V8's major GCs, started by the external memory
-// onnxruntime-node allocates for every output of every run (docs/performance.md): the graph
-// alone pays them too. The bench gives them apart, for Hearth and for the graph alone, so that
-// what is left of a row's host time is Hearth's own work.
+// CPU they were most of a row's host time, started by the external memory onnxruntime-node
+// allocates for every output of every run, until the engine began freeing those buffers itself
+// (src/engine/models/host-buffers.ts, docs/performance.md). The graph alone still pays them. The
+// bench gives them apart, for Hearth and for the graph alone, beside each row's host time.
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 
 export interface GcPauses {

@@ -184,8 +184,7 @@ export class CausalLM {
       const ropes = items.map((it) => it.rope);
       out = await this.run(ids, positions, mask, W, packed ? (packed.device ?? packed.data) : null, { keepAll: right && S > 1, last, splices, ropes });
     } finally {
-      for (const t of packed?.device ?? []) t.dispose();
-      freeHostBuffers(packed?.data); // the pasts padded for this run alone
+      this.releaseOwned(packed); // the pasts padded for this run alone
     }
     for (const it of items) this.release(it.past); // earlier chunks' device caches: present.* replaces them
     const [, len] = out.logits.dims;
@@ -205,9 +204,7 @@ export class CausalLM {
         kv: kv.device ? { length: plan.width, device: kv.device } : { length: plan.width, data: kv.data },
       });
     }
-    // Each row has its own copy.
-    if (onDevice) for (const t of out.kv) t.dispose();
-    else freeHostBuffers(presents as KvArray[]);
+    this.releaseOwned(onDevice ? { device: out.kv } : { data: presents as KvArray[] }); // each row has its own copy
     return results;
   }
 
@@ -226,9 +223,7 @@ export class CausalLM {
       else mask.fill(1n, row + pad, row + width + 1);
     });
     const out = await this.run(tokens.map((t) => [t]), pads.map((pad) => [width - pad]), mask, width, batch.device ?? batch.data, { timings, started: t0, last: tokens.map(() => [0]), ropes });
-    // The step has read them; present.* replaces them.
-    for (const t of batch.device ?? []) t.dispose();
-    freeHostBuffers(batch.data);
+    this.releaseOwned(batch); // the step has read it; present.* replaces it
     const logits = new StepLogits(this.head, out.logits, tokens.map((_, r) => r), out.best);
     const onDevice = out.kv.some((t) => t.location === 'gpu-buffer');
     const kv: BatchKv = onDevice ? { width: width + 1, pads, padding, data: null, device: out.kv } : { width: width + 1, pads, padding, data: out.kv.map((t) => t.data as KvArray) };
@@ -255,9 +250,7 @@ export class CausalLM {
       last: [at],
       ropes: [rope],
     });
-    // The step has read them; present.* replaces them.
-    for (const t of batch.device ?? []) t.dispose();
-    freeHostBuffers(batch.data);
+    this.releaseOwned(batch); // the step has read it; present.* replaces it
     // Picked, or every position kept: either way the last n rows are the tokens'.
     const [, len] = out.logits.dims;
     const logits = new StepLogits(this.head, out.logits, at.map((j) => len - n + j), out.best);
@@ -275,8 +268,7 @@ export class CausalLM {
       const out = await this.copy(plan, [tensorsOf(batch)], 'batch');
       return { width: plan.width, pads: plan.pads, padding: plan.padding, ...out };
     } finally {
-      this.release(batch);
-      freeHostBuffers(batch.data);
+      this.releaseOwned(batch);
     }
   }
 
@@ -351,9 +343,8 @@ export class CausalLM {
       const out = await this.copy(plan, sources, 'batch');
       return { width: plan.width, pads: plan.pads, padding: plan.padding, ...out };
     } finally {
-      this.release(batch);
-      freeHostBuffers(batch?.data); // copied into the new batch (the joining caches may be the prefix cache's: not theirs)
-      for (const kv of joining) this.release(kv);
+      this.releaseOwned(batch); // copied into the new batch
+      for (const kv of joining) this.release(kv); // theirs may be the prefix cache's arrays: device buffers only
     }
   }
 
@@ -402,6 +393,16 @@ export class CausalLM {
   /** Frees a cache's device buffers (a batch or sequence cache that is dropped or replaced); host arrays are left to the GC. */
   release(kv: BatchKv | SeqCache | null): void {
     for (const t of (kv && 'device' in kv ? kv.device : undefined) ?? []) t.dispose();
+  }
+
+  /**
+   * Frees a cache this model owns alone (a batch's, or a copy made for one run): its device
+   * buffers and its host arrays (host-buffers.ts). Never a sequence's cache: the prefix cache
+   * may hold its arrays.
+   */
+  private releaseOwned(kv: { data?: KvArray[] | null; device?: Tensor[] | null } | null | undefined): void {
+    for (const t of kv?.device ?? []) t.dispose();
+    freeHostBuffers(kv?.data);
   }
 
   /**
