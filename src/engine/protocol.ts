@@ -3,7 +3,7 @@
 // structured-clone friendly: plain objects, arrays, typed arrays. No classes.
 import type { SpeculativeMode } from './spec/draft-policy.js';
 
-export type ModelTask = 'chat' | 'completion' | 'embedding' | 'rerank';
+export type ModelTask = 'chat' | 'completion' | 'embedding' | 'rerank' | 'transcription';
 export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed';
 export type Device = 'cpu' | 'cuda' | 'webgpu' | 'wasm';
 
@@ -30,7 +30,8 @@ export interface CatalogEntry {
   /** A local folder (absolute, or relative to the catalog file) or a hub repo id. */
   source: string;
   dtype?: Partial<Record<Device, string>>;
-  price: { input_per_1m: number; output_per_1m: number };
+  /** `per_audio_second`: a transcription model's price (USD a second of audio, charged on the exact duration). */
+  price: { input_per_1m: number; output_per_1m: number; per_audio_second?: number };
   owned_by?: string;
   /** Served by an OpenAI-speaking cluster instead of the local engine (then `source` only describes it). */
   upstream?: UpstreamSpec;
@@ -64,7 +65,7 @@ export interface ModelState {
   input_modalities?: InputModality[];
 }
 
-export type InputModality = 'text' | 'image';
+export type InputModality = 'text' | 'image' | 'audio';
 
 /** How a checkpoint writes tool calls: Hermes/Qwen `<tool_call>` tags (also the fallback),
  * Llama 3.1/3.2 JSON with "parameters", Mistral `[TOOL_CALLS][…]`. */
@@ -312,6 +313,81 @@ export interface ScoreResult {
   prompt_tokens: number;
 }
 
+/** Speech to text (task `transcription`, Whisper): one uploaded file, decoded and cut into windows by the engine. */
+export interface TranscribeRequest {
+  /** Unique per request; cancel() takes it. */
+  id: string;
+  model: string;
+  /** The uploaded file's bytes as sent (wav, flac, mp3, ogg, webm, m4a): the engine decodes them. */
+  audio: Uint8Array;
+  /** Samples already decoded to mono 16 kHz (the page decodes with Web Audio where it can); then `audio` is ignored. */
+  samples?: Float32Array;
+  /** `translate`: English out, whatever the source language. */
+  task: 'transcribe' | 'translate';
+  /** ISO-639-1 code (or the language's English name); absent: detected from the first window. */
+  language?: string;
+  /** Text of a previous window, fed after `<|startofprev|>` (its last 223 tokens). */
+  prompt?: string;
+  /** 0 = greedy; up to 1. */
+  temperature: number;
+  seed?: number;
+  /** `none`: plain text (`<|notimestamps|>`); `segment`: timestamp tokens; `word`: segments and words (cross-attention and DTW). */
+  timestamps: 'none' | 'segment' | 'word';
+  /** Each token's logprob in the result and the stream's deltas. */
+  logprobs?: boolean;
+  /** Longest audio accepted, in seconds (longer: invalid_value on `file`). */
+  max_seconds?: number;
+}
+
+export interface TranscriptLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+}
+
+/** As OpenAI's verbose_json writes a segment (times in seconds, from the file's start). */
+export interface TranscriptSegment {
+  id: number;
+  /** The window's start, in 10 ms frames (openai-whisper's `seek`). */
+  seek: number;
+  start: number;
+  end: number;
+  /** As decoded: keeps its leading space. */
+  text: string;
+  tokens: number[];
+  temperature: number;
+  avg_logprob: number;
+  compression_ratio: number;
+  no_speech_prob: number;
+}
+
+export interface TranscriptWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
+/** Sent as tokens are decoded (a stream's `transcript.text.delta`). */
+export interface TranscriptDelta {
+  delta: string;
+  logprobs?: TranscriptLogprob[];
+}
+
+export interface TranscribeResult {
+  /** Windows' texts, each trimmed, joined by one space. */
+  text: string;
+  /** The language's English name, lower case ("english"): the one asked or the one detected. */
+  language: string;
+  /** The audio's exact duration in seconds (charged on it). */
+  duration: number;
+  task: 'transcribe' | 'translate';
+  segments: TranscriptSegment[];
+  /** Only when `timestamps` is `word`. */
+  words?: TranscriptWord[];
+  /** Only when `logprobs` was asked. */
+  logprobs?: TranscriptLogprob[];
+}
+
 /** What the worker exposes. The engine client in the main thread calls it through comlink. */
 export interface EngineApi {
   /** Starts loading every entry; returns at once. Progress shows in models(). */
@@ -322,6 +398,8 @@ export interface EngineApi {
   embed(req: EmbedRequest): Promise<EmbedResult>;
   /** Scores each pair with a `rerank` model (a cross-encoder). */
   score(req: ScoreRequest): Promise<ScoreResult>;
+  /** Speech to text with a `transcription` model; `onDelta` gets the text as it is decoded. Optional: without it, the audio routes answer 400. */
+  transcribe?(req: TranscribeRequest, onDelta?: (ev: TranscriptDelta) => void): Promise<TranscribeResult>;
   dispose(): Promise<void>;
 
   /** Each prompt's token count exactly as generate (chat template applied) or embed (a text

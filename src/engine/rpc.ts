@@ -3,7 +3,7 @@
 // the router can answer with the right status.
 import * as Comlink from 'comlink';
 import { deserializeError, serializeError } from './errors.js';
-import type { EngineApi, GenerateRequest, GenerateResult, TokenEvent } from './protocol.js';
+import type { EngineApi, GenerateRequest, GenerateResult, TokenEvent, TranscribeRequest, TranscribeResult, TranscriptDelta } from './protocol.js';
 
 const builtin = Comlink.transferHandlers.get('throw')!;
 Comlink.transferHandlers.set('throw', {
@@ -133,4 +133,30 @@ export async function generateInOrder(
   } finally {
     listeners.delete(stream);
   }
+}
+
+/**
+ * Main-thread side of transcribe: the deltas come through a proxied callback, on a port of
+ * their own, so the result can overtake the last of them; it waits until every delta the
+ * engine sent (`deltas` on the result) has arrived. The file's bytes are transferred, not copied.
+ */
+export async function transcribeInOrder(
+  engine: Comlink.Remote<EngineApi>,
+  req: TranscribeRequest,
+  onDelta?: (ev: TranscriptDelta) => void,
+): Promise<TranscribeResult> {
+  const remote = engine as unknown as Comlink.Remote<Required<EngineApi>>;
+  let seen = 0;
+  let expected = Infinity;
+  let caughtUp: () => void = () => undefined;
+  const relay = Comlink.proxy((ev: TranscriptDelta) => {
+    onDelta?.(ev);
+    if (++seen >= expected) caughtUp();
+  });
+  const buffers = [req.audio.buffer, req.samples?.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
+  const result = (await remote.transcribe(Comlink.transfer(req, buffers), onDelta ? relay : undefined)) as TranscribeResult & { deltas?: number };
+  expected = result.deltas ?? 0;
+  if (onDelta && seen < expected) await new Promise<void>((r) => (caughtUp = r));
+  delete result.deltas;
+  return result;
 }

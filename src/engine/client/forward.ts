@@ -1,5 +1,5 @@
 import type { CatalogEntry, EngineApi } from '../protocol.js';
-import { Comlink, generateInOrder } from '../rpc.js';
+import { Comlink, generateInOrder, transcribeInOrder } from '../rpc.js';
 
 /** Runs one call on the live worker (each client supervises its own). */
 export type WorkerCall = <T>(fn: (api: Comlink.Remote<EngineApi>) => Promise<T>) => Promise<T>;
@@ -31,6 +31,7 @@ export function forwardEngine(call: WorkerCall, served: ServedModels): Required<
     cancel: (id) => call((api) => api.cancel(id)),
     embed: (req) => call((api) => api.embed(req)),
     score: (req) => call((api) => api.score(req)),
+    transcribe: (req, onDelta) => call((api) => transcribeInOrder(api, req, onDelta)),
     countTokens: (req) => call((api) => ops(api).countTokens(req)),
     tokenize: (req) => call((api) => ops(api).tokenize(req)),
     detokenize: (req) => call((api) => ops(api).detokenize(req)),
