@@ -95,6 +95,12 @@ export interface RouterOptions {
   /** Image URLs the router may fetch besides data: URLs: http(s) hosts (`hearth serve
    * --image-url-hosts`), or the page's own blob: and same-origin URLs (hearth/browser sets it). */
   imageUrls?: ImageUrlPolicy;
+  /** Largest audio file of /v1/audio/transcriptions and /translations, in bytes (default 26,214,400,
+   * OpenAI's 25 MiB); those routes' bodies are bounded by it (plus maxBodyBytes for the form's other
+   * fields), not by maxBodyBytes alone. */
+  maxAudioBytes?: number;
+  /** Longest audio one transcription or translation may carry, in seconds (default 3,600). */
+  maxAudioSeconds?: number;
   /** Prefix the OpenAI routes are mounted under (default "/v1"). */
   basePath?: string;
 }

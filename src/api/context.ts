@@ -116,7 +116,7 @@ export function requireAccess(runtime: Runtime): MiddlewareHandler<ApiEnv> {
   };
 }
 
-export type TaskUse = 'chat' | 'text' | 'embedding' | 'rerank' | 'tokens';
+export type TaskUse = 'chat' | 'text' | 'embedding' | 'rerank' | 'tokens' | 'transcription';
 
 const SERVES: Record<TaskUse, ModelTask[]> = {
   chat: ['chat'],
@@ -124,6 +124,7 @@ const SERVES: Record<TaskUse, ModelTask[]> = {
   embedding: ['embedding'],
   rerank: ['rerank'],
   tokens: ['chat', 'completion', 'embedding', 'rerank'],
+  transcription: ['transcription'],
 };
 
 const WHAT: Record<TaskUse, string> = {
@@ -132,6 +133,7 @@ const WHAT: Record<TaskUse, string> = {
   embedding: 'embeddings',
   rerank: 'reranking or scores',
   tokens: 'tokenization',
+  transcription: 'audio transcriptions or translations',
 };
 
 const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');

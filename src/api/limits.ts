@@ -26,17 +26,33 @@ export interface RequestLimits {
   imageBytes: number;
   /** Which image URLs besides data: URLs may be fetched (none when absent). */
   imageUrls?: ImageUrlPolicy;
+  /** An uploaded audio file's bytes (--max-audio-bytes; a 413 past it, refused while reading). */
+  audioBytes: number;
+  /** The longest audio one request may carry, in seconds (--max-audio-seconds; a 400 past it). */
+  audioSeconds: number;
 }
 
-export const DEFAULT_LIMITS: RequestLimits = { embeddingInputs: 2048, embeddingTokens: 300_000, generations: 128, images: 16, imageBytes: 20_000_000 };
+// Audio: OpenAI's 25 MiB upload limit; an hour of audio.
+export const DEFAULT_LIMITS: RequestLimits = { embeddingInputs: 2048, embeddingTokens: 300_000, generations: 128, images: 16, imageBytes: 20_000_000, audioBytes: 26_214_400, audioSeconds: 3600 };
 
-export function requestLimits(o: { maxEmbeddingInputs?: number; maxEmbeddingTokens?: number; maxGenerations?: number; maxImages?: number; maxImageBytes?: number; imageUrls?: ImageUrlPolicy }): RequestLimits {
+export function requestLimits(o: {
+  maxEmbeddingInputs?: number;
+  maxEmbeddingTokens?: number;
+  maxGenerations?: number;
+  maxImages?: number;
+  maxImageBytes?: number;
+  imageUrls?: ImageUrlPolicy;
+  maxAudioBytes?: number;
+  maxAudioSeconds?: number;
+}): RequestLimits {
   return {
     embeddingInputs: o.maxEmbeddingInputs ?? DEFAULT_LIMITS.embeddingInputs,
     embeddingTokens: o.maxEmbeddingTokens ?? DEFAULT_LIMITS.embeddingTokens,
     generations: o.maxGenerations ?? DEFAULT_LIMITS.generations,
     images: o.maxImages ?? DEFAULT_LIMITS.images,
     imageBytes: o.maxImageBytes ?? DEFAULT_LIMITS.imageBytes,
+    audioBytes: o.maxAudioBytes ?? DEFAULT_LIMITS.audioBytes,
+    audioSeconds: o.maxAudioSeconds ?? DEFAULT_LIMITS.audioSeconds,
     ...(o.imageUrls ? { imageUrls: o.imageUrls } : {}),
   };
 }

@@ -30,6 +30,8 @@ import { detokenize } from './routes/detokenize.js';
 import { rerank } from './routes/rerank.js';
 import { score } from './routes/score.js';
 import { upstreamOr } from './routes/upstream.js';
+import { transcriptions, translations } from './routes/audio.js';
+import { audioBodyLimit } from './audio/form.js';
 
 export type Router = Hono<ApiEnv>;
 
@@ -181,9 +183,11 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   // Routes that take images may read their data: URLs besides (images.ts).
   const imageRoutes = new Set([`${base}/chat/completions`, `${base}/responses`, '/v1/messages', '/v1/messages/count_tokens', '/tokenize']);
   const withImages = maxBodyBytes + imageAllowance(deps.limits);
+  // The audio routes' bodies are bounded by --max-audio-bytes (plus the body limit for the form's other fields).
+  const audioRoutes = new Set([`${base}/audio/transcriptions`, `${base}/audio/translations`]);
   const sizeGate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     try {
-      checkContentLength(c.req.raw, imageRoutes.has(c.req.path) ? withImages : maxBodyBytes);
+      checkContentLength(c.req.raw, audioRoutes.has(c.req.path) ? audioBodyLimit(deps) : imageRoutes.has(c.req.path) ? withImages : maxBodyBytes);
     } catch (err) {
       return errorToResponse(err, c.get('requestId'));
     }
@@ -228,6 +232,8 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   if (base !== '') route('POST', '/rerank', rerank(deps));
   if (base !== '/v2') route('POST', '/v2/rerank', rerank(deps, 'cohere-v2'));
   route('POST', `${base}/score`, score(deps));
+  route('POST', `${base}/audio/transcriptions`, transcriptions(deps));
+  route('POST', `${base}/audio/translations`, translations(deps));
   route('GET', '/metrics', metrics(deps), false);
   route('GET', '/admin/models', listAdminModels(deps));
   route('POST', '/admin/models', addModel(deps));

@@ -18,6 +18,8 @@ export interface SseOptions {
   /** What the stream has delivered: `mark()` is read as each event is queued, and `sent(mark)`
    * hears it once the transport has taken that event and written it out (a crash record counts no more). */
   progress?: SseProgress;
+  /** false: the stream ends without `data: [DONE]` (the audio routes' transcript events, as OpenAI sends them). */
+  done?: boolean;
 }
 
 export interface SseProgress<M = unknown> {
@@ -69,7 +71,7 @@ export function sseResponse(produce: (send: SseSend) => Promise<void>, opts: Sse
         // Not awaited: start() must return so the first chunks can be read while we produce.
         void produce(send).then(
           () => {
-            finish(opts.named ? undefined : frame('[DONE]'));
+            finish(opts.named || opts.done === false ? undefined : frame('[DONE]'));
             notifyClose();
           },
           (err: unknown) => {

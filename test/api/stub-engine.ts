@@ -18,6 +18,10 @@ import type {
   TokenEvent,
   ThinkingStart,
   TokenLogprob,
+  TranscribeRequest,
+  TranscribeResult,
+  TranscriptDelta,
+  TranscriptSegment,
 } from '../../src/engine/protocol.js';
 
 export interface Script {
@@ -36,6 +40,25 @@ export interface Script {
 }
 
 export const DEFAULT_TOKENS = ['Hello', ' world', '!'];
+
+/** What the stub's transcribe() answers: two fixed segments of a 4.25 s file, decoded a word a delta. */
+export interface TranscribeScript {
+  /** Thrown before any delta (a file the engine cannot decode). */
+  error?: unknown;
+  /** Thrown after this many deltas. */
+  failAfter?: number;
+  /** Milliseconds to wait before each delta. */
+  delayMs?: number;
+  duration?: number;
+  language?: string;
+}
+
+export const STUB_SEGMENTS: TranscriptSegment[] = [
+  { id: 0, seek: 0, start: 0, end: 2.5, text: ' Hello world.', tokens: [50364, 2425, 1002, 13, 50489], temperature: 0, avg_logprob: -0.25, compression_ratio: 1.1, no_speech_prob: 0.01 },
+  { id: 1, seek: 0, start: 2.5, end: 4.2, text: ' How --> are you?', tokens: [50489, 1012, 366, 291, 30, 50574], temperature: 0, avg_logprob: -0.31, compression_ratio: 1.2, no_speech_prob: 0.02 },
+];
+export const STUB_DELTAS = [' Hello', ' world.', ' How', ' -->', ' are', ' you?'];
+export const STUB_WORDS = STUB_DELTAS.map((word, i) => ({ word, start: i * 0.7, end: i * 0.7 + 0.6 }));
 export const EMBED_DIMS = 1536;
 
 export function stubModels(): ModelState[] {
@@ -91,6 +114,8 @@ export class StubEngine implements EngineApi {
   readonly calls: GenerateRequest[] = [];
   readonly embedCalls: EmbedRequest[] = [];
   readonly scoreCalls: ScoreRequest[] = [];
+  transcribeScript: (req: TranscribeRequest) => TranscribeScript = () => ({});
+  readonly transcribeCalls: TranscribeRequest[] = [];
   readonly cancelled: string[] = [];
   /** Generations that have returned or thrown, by id. */
   readonly finished = new Set<string>();
@@ -213,6 +238,46 @@ export class StubEngine implements EngineApi {
     });
     const prompt_tokens = req.pairs.reduce((n, [a, b]) => n + words(a).length + words(b).length, 0);
     return { scores, prompt_tokens };
+  }
+
+  /** Speech to text with a stub: the same fixed segments whatever the audio (an empty file is refused as the engine refuses it). */
+  async transcribe(req: TranscribeRequest, onDelta?: (ev: TranscriptDelta) => void): Promise<TranscribeResult> {
+    this.transcribeCalls.push(req);
+    try {
+      const s = this.transcribeScript(req);
+      if (s.error !== undefined) throw s.error;
+      if (req.audio.length === 0) throw new EngineError('invalid_value', 'The file holds no audio.', 'file');
+      const duration = s.duration ?? 4.25;
+      if (req.max_seconds !== undefined && duration > req.max_seconds) {
+        throw new EngineError('invalid_value', `The audio is ${duration} s long; this server takes at most ${req.max_seconds} s.`, 'file');
+      }
+      let cancelled = false;
+      let wake: () => void = () => {};
+      this.#aborts.set(req.id, () => {
+        cancelled = true;
+        wake();
+      });
+      const lp = (token: string) => ({ token, logprob: -0.2, bytes: [...new TextEncoder().encode(token)] });
+      for (let i = 0; i < STUB_DELTAS.length; i++) {
+        if (s.delayMs) await new Promise<void>((r) => ((wake = r), setTimeout(r, s.delayMs)));
+        if (cancelled) throw new EngineError('cancelled', 'cancelled');
+        if (s.failAfter !== undefined && i >= s.failAfter) throw new Error('decoder exploded at /secret/path/decoder.onnx');
+        const delta = STUB_DELTAS[i]!;
+        onDelta?.({ delta, ...(req.logprobs ? { logprobs: [lp(delta)] } : {}) });
+      }
+      return {
+        text: STUB_DELTAS.join('').trim(),
+        language: s.language ?? 'english',
+        duration,
+        task: req.task,
+        segments: STUB_SEGMENTS.map((x) => ({ ...x })),
+        ...(req.timestamps === 'word' ? { words: STUB_WORDS.map((w) => ({ ...w })) } : {}),
+        ...(req.logprobs ? { logprobs: STUB_DELTAS.map(lp) } : {}),
+      };
+    } finally {
+      this.finished.add(req.id);
+      this.#aborts.delete(req.id);
+    }
   }
 
   async dispose(): Promise<void> {}
