@@ -64,7 +64,7 @@ export function wavBytes(samples: Float32Array, sampleRate: number, options: Wav
   return out;
 }
 
-/** `count` frames of a sine at `hz`, `channels` copies interleaved. */
+/** `seconds` of a sine at `hz` sampled at `sampleRate`, as `channels` identical channels interleaved. */
 export function tone(hz: number, seconds: number, sampleRate: number, amplitude = 0.5, channels = 1): Float32Array {
   const frames = Math.round(seconds * sampleRate);
   const out = new Float32Array(frames * channels);
