@@ -31,7 +31,7 @@ import { rerank } from './routes/rerank.js';
 import { score } from './routes/score.js';
 import { upstreamOr } from './routes/upstream.js';
 import { transcriptions, translations } from './routes/audio.js';
-import { audioBodyLimit } from './audio/form.js';
+import { checkAudioLength } from './audio/form.js';
 
 export type Router = Hono<ApiEnv>;
 
@@ -187,7 +187,8 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   const audioRoutes = new Set([`${base}/audio/transcriptions`, `${base}/audio/translations`]);
   const sizeGate: MiddlewareHandler<ApiEnv> = async (c, next) => {
     try {
-      checkContentLength(c.req.raw, audioRoutes.has(c.req.path) ? audioBodyLimit(deps) : imageRoutes.has(c.req.path) ? withImages : maxBodyBytes);
+      if (audioRoutes.has(c.req.path)) checkAudioLength(c.req.raw, deps);
+      else checkContentLength(c.req.raw, imageRoutes.has(c.req.path) ? withImages : maxBodyBytes);
     } catch (err) {
       return errorToResponse(err, c.get('requestId'));
     }

@@ -8,7 +8,7 @@ import { DecoderEmbedder } from './models/decoder-embedder.js';
 import { Encoder, type Embedder } from './models/encoder.js';
 import { dtypeFor, isDecoderType, isVisionType, validateCheckpoint } from './models/files.js';
 import { checkFit, estimateFit, estimateFromSizes, size, type KvConfig } from './models/fit.js';
-import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus } from './protocol.js';
+import type { CatalogEntry, DownloadProgress, ModelState, ModelStatus, UnloadReason } from './protocol.js';
 import type { EngineOptions } from './options.js';
 import { PrefixCache } from './kv/prefix-cache.js';
 import { Scheduler } from './scheduler.js';
@@ -50,7 +50,9 @@ export interface HostOptions extends EngineOptions {
 /**
  * One model's lifecycle: starting → ready, or failed with the reason; a redeploy goes
  * ready → redeploying → ready, with the old instance serving its requests in flight
- * until the new one has loaded and the old one has drained.
+ * until the new one has loaded and the old one has drained. On demand: unloaded → loading →
+ * ready → unloaded again (its sessions and caches released), as often as asked; when and what
+ * to unload is the engine's residency policy (residency.ts), never this class's.
  */
 export class ModelHost {
   status: ModelStatus = 'starting';
@@ -63,24 +65,148 @@ export class ModelHost {
   /** Embedding and score calls running per instance (generations are counted by their scheduler). */
   readonly #embedding = new Map<LoadedModel, number>();
   #removed = false;
+  /** Unix ms when this idle model unloads (undefined: busy, kept forever, or not loaded); the residency policy sets it. */
+  expiresAt?: number;
+  /** When a request last began or ended here: eviction takes the least recently used first. */
+  lastUsed = 0;
+  /** Until then (unix ms) it counts as busy: loaded for a request that has not reached the engine's queue yet. */
+  claimedUntil = 0;
+  /** Loads finished, the seconds the last took, and unloads by reason (for metrics). */
+  readonly counts = { loads: 0, lastLoadSeconds: 0, unloads: {} as Partial<Record<UnloadReason, number>> };
+  /** While an unload runs (draining, then releasing): requests wait for it, then load again. */
+  unloading?: Promise<void>;
+  /** Requests the engine has begun here and not yet ended (whatever their stage: encoding, queued, running). */
+  #active = 0;
+  #loading?: Promise<void>;
+  #size?: Promise<number | undefined>;
+  sizeBytes?: number;
 
   constructor(
     public entry: CatalogEntry,
     private readonly backend: Backend,
     private readonly opts: HostOptions = {},
+    /** Known but not loaded until load() is called (on-demand loading). */
+    lazy = false,
   ) {
-    this.ready = this.#load(entry).then(
-      (m) => {
-        if (this.#removed) return void this.#release(m);
-        this.loaded = m;
-        this.status = 'ready';
-        this.detail = undefined;
-      },
-      (e: unknown) => {
-        this.status = 'failed';
-        this.detail = e instanceof Error ? e.message : String(e);
-      },
-    );
+    if (lazy) {
+      this.status = 'unloaded';
+      this.ready = Promise.resolve();
+    } else {
+      this.ready = this.load();
+    }
+  }
+
+  /**
+   * Loads the entry unless it is loaded or loading: requests that ask meanwhile share one load.
+   * A failed model stays failed (its detail says why) until it is redeployed, as before.
+   */
+  load(): Promise<void> {
+    if (this.#loading) return this.#loading;
+    if (this.loaded || this.status === 'failed' || this.#removed) return this.ready;
+    // The first load of an eager start keeps its `starting`; any later one is `loading`.
+    if (this.status !== 'starting') this.status = 'loading';
+    this.detail = undefined;
+    const started = performance.now();
+    const run = this.#load(this.entry)
+      .then(
+        (m) => {
+          if (this.#removed) return void this.#release(m);
+          this.loaded = m;
+          this.status = 'ready';
+          this.detail = undefined;
+          this.counts.loads++;
+          this.counts.lastLoadSeconds = (performance.now() - started) / 1000;
+        },
+        (e: unknown) => {
+          this.status = 'failed';
+          this.detail = e instanceof Error ? e.message : String(e);
+        },
+      )
+      .finally(() => (this.#loading = undefined));
+    this.#loading = run;
+    this.ready = run;
+    return run;
+  }
+
+  /** Whether a load is running now. */
+  get loadingNow(): boolean {
+    return this.#loading !== undefined;
+  }
+
+  /**
+   * Unloads the instance: once its requests in flight have ended (cut after REDEPLOY_DRAIN_MS),
+   * or at once with `force` (generations end with model_not_ready); then its sessions, KV and
+   * prefix cache and grammars are released and the status is `unloaded`. Requests arriving
+   * meanwhile wait for it (see `unloading`) and load the model again.
+   */
+  unload(reason: UnloadReason, opts: { force?: boolean } = {}): Promise<void> {
+    const cut = () => this.loaded?.scheduler?.abortAll(new EngineError('model_not_ready', `${this.entry.id} was unloaded while this request ran; retry`, null, 1));
+    if (this.unloading) {
+      if (opts.force) cut();
+      return this.unloading;
+    }
+    const run = (async () => {
+      await this.ready; // a load in progress finishes first
+      const m = this.loaded;
+      if (!m || this.#removed) return;
+      if (opts.force) cut();
+      await this.#drain(m, REDEPLOY_DRAIN_MS, () => this.#active > 0);
+      cut(); // whatever still runs past the deadline
+      this.loaded = undefined;
+      this.expiresAt = undefined;
+      await this.#release(m);
+      this.status = 'unloaded';
+      this.detail = undefined;
+      this.counts.unloads[reason] = (this.counts.unloads[reason] ?? 0) + 1;
+    })().finally(() => (this.unloading = undefined));
+    this.unloading = run;
+    return run;
+  }
+
+  /** A request begins here: it is in flight until end(), so no unload or eviction takes the model from under it. */
+  begin(): void {
+    this.#active++;
+    this.lastUsed = Date.now();
+    this.expiresAt = undefined;
+    this.claimedUntil = 0;
+  }
+
+  /** A request ended; returns how many are still in flight. */
+  end(): number {
+    this.#active = Math.max(0, this.#active - 1);
+    this.lastUsed = Date.now();
+    return this.#active;
+  }
+
+  /** Requests begun and not yet ended. */
+  get requests(): number {
+    return this.#active;
+  }
+
+  /**
+   * Requests in flight (or a load's claim): an unload now would cut them. The engine's own count
+   * decides, not the scheduler's, which still holds a finished sequence for a moment after its
+   * result (an unload's drain waits for that).
+   */
+  busy(): boolean {
+    return this.#active > 0 || this.claimedUntil > Date.now();
+  }
+
+  /** Whether it holds memory now or is about to: loaded, loading or starting. */
+  get resident(): boolean {
+    return this.loaded !== undefined || this.#loading !== undefined;
+  }
+
+  /**
+   * Its estimate in bytes (weight files plus one full context of KV, as fit.ts reckons), read once
+   * from its files; undefined where they cannot be read before a load (a hub repo not downloaded).
+   */
+  estimateBytes(): Promise<number | undefined> {
+    this.#size ??= (isHubId(this.entry.source) ? Promise.resolve(undefined) : estimateFit(this.backend, this.entry.source, this.entry))
+      .then((e) => (e ? e.weightsBytes + e.kvBytes : undefined))
+      .catch(() => undefined)
+      .then((b) => (this.sizeBytes = b));
+    return this.#size;
   }
 
   state(): ModelState {
@@ -99,6 +225,8 @@ export class ModelHost {
       ...(this.loaded?.thinks ? { reasoning: 'think' as const } : {}),
       ...(this.loaded?.workarounds ? { workarounds: [...this.loaded.workarounds] } : {}),
       ...(this.download && this.status !== 'ready' ? { download: this.download.map((d) => ({ ...d })) } : {}),
+      expires_at: this.expiresAt === undefined ? null : Math.ceil(this.expiresAt / 1000),
+      ...(this.sizeBytes !== undefined ? { size_mb: Math.round((this.sizeBytes / 2 ** 20) * 10) / 10 } : {}),
     };
   }
 
@@ -152,6 +280,7 @@ export class ModelHost {
         old.scheduler?.abortAll(new EngineError('model_not_ready', `${entry.id} was redeployed while this request ran; retry`, null, 1));
       }
       if (this.#removed) return void this.#release(fresh);
+      if (entry !== this.entry) this.#size = undefined;
       this.entry = entry;
       this.loaded = fresh;
       this.status = 'ready';
@@ -183,12 +312,13 @@ export class ModelHost {
     if (m) await this.#release(m);
   }
 
-  async #drain(m: LoadedModel, deadlineMs = Infinity): Promise<void> {
+  async #drain(m: LoadedModel, deadlineMs = Infinity, alsoBusy: () => boolean = () => false): Promise<void> {
     const end = Date.now() + deadlineMs;
-    while (this.inFlight(m) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    while ((this.inFlight(m) > 0 || alsoBusy()) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   }
 
   async #release(m: LoadedModel): Promise<void> {
+    m.scheduler?.clearPrefixCache(); // its KV arrays go now, not whenever the scheduler is collected
     await m.lm?.dispose().catch(() => undefined);
     await m.drafter?.lm.dispose().catch(() => undefined);
     await m.vision?.dispose().catch(() => undefined);

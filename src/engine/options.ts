@@ -19,4 +19,25 @@ export interface EngineOptions {
   speculative?: SpeculativeMode;
   /** The most pixels an image may have (default 50,000,000): more is a 413 before it is decoded. */
   maxImagePixels?: number;
+  /** `eager` (default): every model loads when it is listed; `on-demand`: each is `unloaded` until a request (or an admin load) asks for it. */
+  load?: LoadMode;
+  /** How long an idle model stays loaded after its last request ended, in ms; -1 = forever (default: -1 eager, 5 minutes on demand). */
+  keepAliveMs?: number;
+  /** The most models loaded at once (default: no limit); a load past it first unloads the least recently used idle model. */
+  maxLoadedModels?: number;
+  /** The most MiB the loaded models' estimates may add up to (default: no limit); evicts as maxLoadedModels does. */
+  memoryBudgetMb?: number;
+  /** How long a request waits for its model to load (a slot to free included), in ms (default 120 s): then model_not_ready. */
+  loadTimeoutMs?: number;
+}
+
+export type LoadMode = 'eager' | 'on-demand';
+
+/** Ollama's default keep-alive, which on-demand loading takes when none is given. */
+export const ON_DEMAND_KEEP_ALIVE_MS = 5 * 60_000;
+export const DEFAULT_LOAD_TIMEOUT_MS = 120_000;
+
+/** The server's keep-alive as the options say, with the default of their load mode. */
+export function keepAliveOf(o: EngineOptions): number {
+  return o.keepAliveMs ?? (o.load === 'on-demand' ? ON_DEMAND_KEEP_ALIVE_MS : -1);
 }

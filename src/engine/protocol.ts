@@ -4,7 +4,10 @@
 import type { SpeculativeMode } from './spec/draft-policy.js';
 
 export type ModelTask = 'chat' | 'completion' | 'embedding' | 'rerank' | 'transcription';
-export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed';
+/** `unloaded`: known, its memory free, loaded by its next request; `loading`: such a load running (`starting` is the first load of an eager start). */
+export type ModelStatus = 'ready' | 'starting' | 'redeploying' | 'failed' | 'unloaded' | 'loading';
+/** Why a model was unloaded: a request's `keep_alive: 0`, its expiry passed, room made for another, or an operator. */
+export type UnloadReason = 'keep_alive' | 'idle' | 'evicted' | 'admin';
 export type Device = 'cpu' | 'cuda' | 'webgpu' | 'wasm';
 
 /** A catalog entry's `upstream`: an OpenAI-speaking serving cluster behind one model id. */
@@ -63,6 +66,10 @@ export interface ModelState {
   workarounds?: string[];
   /** What a request may send it: ["text", "image"] for a vision-language model, else ["text"] (absent: not known, e.g. an upstream's). */
   input_modalities?: InputModality[];
+  /** Unix seconds when this idle model unloads; null while a request is in flight, when kept forever, or not loaded (absent: an engine without on-demand loading). */
+  expires_at?: number | null;
+  /** The memory it is estimated to take loaded, in MiB: its weight files plus one full context of KV (absent: not known yet). */
+  size_mb?: number;
 }
 
 export type InputModality = 'text' | 'image' | 'audio';
@@ -121,6 +128,13 @@ export interface ModelStats {
   /** Speculative decoding so far: tokens drafted, and those the model accepted. */
   spec_drafted_tokens?: number;
   spec_accepted_tokens?: number;
+  /** Whether it holds its sessions now (ready, or serving while redeploying). */
+  loaded?: boolean;
+  /** Loads finished so far (the first included), and the seconds the last one took. */
+  loads?: number;
+  last_load_seconds?: number;
+  /** Unloads so far, by reason. */
+  unloads?: Partial<Record<UnloadReason, number>>;
 }
 
 /** An image a chat message carries: its encoded bytes (PNG, JPEG, WebP, a GIF's first frame), a data: URL's payload or a fetched URL's body. */
@@ -192,7 +206,15 @@ export type GrammarSpec = { param: string } & (
   | { type: 'structural_tag'; tag: string }
 );
 
-export interface GenerateRequest {
+/**
+ * How long the model stays loaded once this request has ended, in ms (Ollama's `keep_alive`):
+ * 0 unloads it then, -1 keeps it; absent: the server's keep-alive.
+ */
+export interface KeepAlive {
+  keep_alive_ms?: number;
+}
+
+export interface GenerateRequest extends KeepAlive {
   /** Unique per generation; cancel() takes it. */
   id: string;
   model: string;
@@ -253,7 +275,7 @@ export interface GenerateResult {
 }
 
 /** Prompts to count as the engine would see them (see EngineApi.countTokens). */
-export interface CountRequest {
+export interface CountRequest extends KeepAlive {
   model: string;
   prompts: PromptInput[];
 }
@@ -286,7 +308,7 @@ export interface DetokenizeResult {
   prompt: string;
 }
 
-export interface EmbedRequest {
+export interface EmbedRequest extends KeepAlive {
   model: string;
   input: (string | number[])[];
   /** The most tokens the inputs may have in all, counted after tokenizing (more: a 400 naming `input`). */
@@ -300,7 +322,7 @@ export interface EmbedResult {
 }
 
 /** Pairs to score with a cross-encoder (task `rerank`). */
-export interface ScoreRequest {
+export interface ScoreRequest extends KeepAlive {
   model: string;
   /** [query or text_1, document or text_2] each. */
   pairs: [string, string][];
@@ -428,4 +450,15 @@ export interface EngineApi {
   redeploy?(id: string, entry?: CatalogEntry): Promise<ModelState>;
   /** Load figures per model, for metrics. */
   stats?(): Promise<EngineStats>;
+
+  // Models on demand (optional: engines without them hold every model while they run).
+
+  /** Loads a model now, making room by the usual rule (least recently used idle models go
+   * first), and resolves with its state once it is ready; a wait past the load timeout is
+   * model_not_ready with retry-after. An admin load with no request after it expires after the
+   * server's keep-alive. */
+  loadModel?(id: string): Promise<ModelState>;
+  /** Unloads a model (reason `admin`) once its requests in flight have ended, or at once with
+   * `force` (they end with model_not_ready); resolves with its state, `unloaded`. */
+  unloadModel?(id: string, opts?: { force?: boolean }): Promise<ModelState>;
 }

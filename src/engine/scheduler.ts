@@ -106,6 +106,11 @@ export class Scheduler {
     };
   }
 
+  /** Drops every prompt the prefix cache holds (an unload: their KV arrays are freed now). */
+  clearPrefixCache(): void {
+    this.opts.prefixCache?.clear();
+  }
+
   /** Ends every sequence, e.g. when the model is being unloaded. */
   abortAll(error: EngineError): void {
     for (const seq of [...this.waiting.splice(0), ...this.joining.splice(0), ...this.batch.splice(0)]) {

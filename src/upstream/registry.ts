@@ -120,6 +120,9 @@ export function withUpstreams(engine: EngineApi & { terminate?: () => Promise<vo
       await engine.dispose();
     },
     stats: engine.stats && (() => engine.stats!()),
+    // An upstream's model is the upstream's to load: the local engine loads and unloads its own.
+    loadModel: engine.loadModel && ((id) => engine.loadModel!(id)),
+    unloadModel: engine.unloadModel && ((id, opts) => engine.unloadModel!(id, opts)),
   };
   if (engine.add) {
     wrapped.add = async (entry) => (isUpstream(entry) ? upstreams.add(entry) : engine.add!(entry));

@@ -12,6 +12,12 @@ export const audioBodyLimit = (deps: Pick<RouteDeps, 'maxBodyBytes' | 'limits'>)
 export const audioTooLarge = (maxAudioBytes: number) =>
   new ApiError(413, 'invalid_request_error', 'request_too_large', `The audio file is larger than the limit of ${maxAudioBytes} bytes (25 MiB is OpenAI's limit; this server's is --max-audio-bytes).`, 'file');
 
+/** A declared length past the bound: refused before anything reads the body. */
+export function checkAudioLength(req: Request, deps: Pick<RouteDeps, 'maxBodyBytes' | 'limits'>): void {
+  const cl = req.headers.get('content-length');
+  if (cl !== null && /^\d+$/.test(cl.trim()) && Number(cl) > audioBodyLimit(deps)) throw audioTooLarge(deps.limits.audioBytes);
+}
+
 /** The form, read under the audio bound; a body that is not multipart/form-data is refused unread. */
 export async function readAudioForm(req: Request, deps: Pick<RouteDeps, 'maxBodyBytes' | 'limits'>): Promise<FormData> {
   const type = req.headers.get('content-type') ?? '';

@@ -48,5 +48,7 @@ export function forwardEngine(call: WorkerCall, served: ServedModels): Required<
         return state;
       }),
     stats: () => call((api) => ops(api).stats()),
+    loadModel: (id) => call((api) => ops(api).loadModel(id)),
+    unloadModel: (id, opts) => call((api) => ops(api).unloadModel(id, opts)),
   };
 }

@@ -1,0 +1,68 @@
+// Room for a load within --max-loaded-models: the least recently used idle model is unloaded
+// first; a model busy with a request is never taken, so the request for another model waits for
+// it to become idle, and gets model_not_ready with a retry-after once the load timeout passes.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EngineApi } from '../../src/engine/protocol.js';
+import { chatRequest, loadsOf, onDemandEngine, stateOf, unloadsOf, until } from '../helpers/on-demand.js';
+
+let engine: Required<EngineApi> | undefined;
+afterEach(async () => {
+  await engine?.dispose();
+  engine = undefined;
+});
+
+const statuses = async (e: EngineApi) => Object.fromEntries((await e.models()).map((m) => [m.id, m.status]));
+
+describe('eviction', () => {
+  it('unloads the least recently used idle model to load another at max-loaded-models 1', async () => {
+    engine = await onDemandEngine({ maxLoadedModels: 1 });
+    await engine.generate(chatRequest('svc/chat-a'), () => {});
+    expect(await statuses(engine)).toMatchObject({ 'svc/chat-a': 'ready', 'svc/chat-b': 'unloaded' });
+    await engine.generate(chatRequest('svc/chat-b'), () => {});
+    expect(await statuses(engine)).toMatchObject({ 'svc/chat-a': 'unloaded', 'svc/chat-b': 'ready' });
+    expect(await unloadsOf(engine, 'svc/chat-a')).toEqual({ evicted: 1 });
+    await engine.embed({ model: 'svc/embed', input: ['x'] });
+    expect(await statuses(engine)).toEqual({ 'svc/chat-a': 'unloaded', 'svc/chat-b': 'unloaded', 'svc/embed': 'ready' });
+  });
+
+  it('picks the least recently used of two idle models at max-loaded-models 2', async () => {
+    engine = await onDemandEngine({ maxLoadedModels: 2 });
+    await engine.generate(chatRequest('svc/chat-a'), () => {});
+    await engine.generate(chatRequest('svc/chat-b'), () => {});
+    await engine.generate(chatRequest('svc/chat-a'), () => {}); // a is now the more recent
+    await engine.embed({ model: 'svc/embed', input: ['x'] });
+    expect(await statuses(engine)).toEqual({ 'svc/chat-a': 'ready', 'svc/chat-b': 'unloaded', 'svc/embed': 'ready' });
+  });
+
+  it('lets a stream in flight finish while the request for another model waits for its slot', async () => {
+    engine = await onDemandEngine({ maxLoadedModels: 1 });
+    const tokens: number[] = [];
+    const stream = engine.generate(chatRequest('svc/chat-a', {}, { max_tokens: 400, ignore_eos: true }), (ev) => tokens.push(...ev.token_ids));
+    await until(engine, 'svc/chat-a', (m) => m.status === 'ready');
+    const other = engine.generate(chatRequest('svc/chat-b'), () => {});
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await stateOf(engine, 'svc/chat-b')).status).toBe('unloaded'); // waiting: a is busy
+    const a = await stream;
+    expect(a.completion_tokens).toBe(400);
+    expect(a.finish_reason).toBe('length');
+    const b = await other;
+    expect(b.completion_tokens).toBeGreaterThan(0);
+    expect(await loadsOf(engine, 'svc/chat-b')).toBe(1);
+    expect(await unloadsOf(engine, 'svc/chat-a')).toEqual({ evicted: 1 });
+  });
+
+  it('answers model_not_ready with a retry-after when no slot frees within the load timeout', async () => {
+    engine = await onDemandEngine({ maxLoadedModels: 1, loadTimeoutMs: 300 });
+    const long = chatRequest('svc/chat-a', {}, { max_tokens: 1500, ignore_eos: true });
+    const stream = engine.generate(long, () => {});
+    await until(engine, 'svc/chat-a', (m) => m.status === 'ready');
+    const started = Date.now();
+    const err = await engine.generate(chatRequest('svc/chat-b'), () => {}).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    expect(err).toMatchObject({ code: 'model_not_ready' });
+    expect((err as { retryAfter?: number }).retryAfter).toBeGreaterThan(0);
+    expect((err as Error).message).toMatch(/busy/);
+    await engine.cancel(long.id);
+    await stream.catch(() => undefined);
+  });
+});
