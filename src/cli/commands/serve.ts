@@ -30,6 +30,9 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --max-image-bytes N    largest image in bytes (default 20000000; more is a 413)
   --max-image-pixels N   largest image in pixels (default 50000000; more is a 413,
                          refused from its header before it is decoded)
+  --max-audio-bytes N    largest audio file of /v1/audio/transcriptions and
+                         /translations (default 26214400, OpenAI's 25 MiB; more is a 413)
+  --max-audio-seconds N  longest audio one transcription may carry (default 3600; more is a 400)
   --image-url-hosts H    hosts (name or name:port, comma-separated) whose http(s)
                          image URLs may be fetched (default: none; data: URLs only)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
@@ -68,6 +71,8 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     'max-image-bytes': { type: 'string' },
     'image-url-hosts': { type: 'string' },
     'max-image-pixels': { type: 'string' },
+    'max-audio-bytes': { type: 'string' },
+    'max-audio-seconds': { type: 'string' },
     'max-embedding-inputs': { type: 'string' },
     'max-embedding-tokens': { type: 'string' },
     'max-generations': { type: 'string' },
@@ -121,6 +126,10 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   if (maxImageBytes !== undefined) o.maxImageBytes = maxImageBytes;
   const maxImagePixels = intFlag('serve', 'max-image-pixels', values['max-image-pixels'], 1);
   if (maxImagePixels !== undefined) o.maxImagePixels = maxImagePixels;
+  const maxAudioBytes = intFlag('serve', 'max-audio-bytes', values['max-audio-bytes'], 1);
+  if (maxAudioBytes !== undefined) o.maxAudioBytes = maxAudioBytes;
+  const maxAudioSeconds = intFlag('serve', 'max-audio-seconds', values['max-audio-seconds'], 1);
+  if (maxAudioSeconds !== undefined) o.maxAudioSeconds = maxAudioSeconds;
   if (values['image-url-hosts'] !== undefined) {
     const hosts = values['image-url-hosts'].split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
     const bad = hosts.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/.test(h));

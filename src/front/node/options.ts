@@ -33,6 +33,10 @@ export interface ServeOptions {
   maxImageBytes?: number;
   /** An image's pixels (default 50,000,000; a 413 past it, before it is decoded). */
   maxImagePixels?: number;
+  /** An audio file's bytes on /v1/audio/transcriptions and /translations (default 26,214,400; a 413 past it, while reading). */
+  maxAudioBytes?: number;
+  /** The longest audio one transcription or translation may carry, in seconds (default 3,600; a 400 past it). */
+  maxAudioSeconds?: number;
   /** Hosts (name or name:port) whose http(s) image URLs may be fetched (default none: data: URLs only). */
   imageUrlHosts?: string[];
   /** Memory for each model's prefix cache in MiB (default 256; 0 turns it off). */

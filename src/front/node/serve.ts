@@ -116,9 +116,9 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   };
   const stopWatching = ops.watch();
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
-  const { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes, imageUrlHosts } = opts;
+  const { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes, imageUrlHosts, maxAudioBytes, maxAudioSeconds } = opts;
   const imageUrls = imageUrlHosts?.length ? { hosts: imageUrlHosts } : undefined;
-  const app = createRouter(runtime, { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes, imageUrls });
+  const app = createRouter(runtime, { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes, imageUrls, maxAudioBytes, maxAudioSeconds });
 
   // Every answer, even to a request the router never sees, is an envelope with an x-request-id.
   const server = await new Promise<HttpServer>((resolve, reject) => {
