@@ -28,6 +28,20 @@ export const VLM_GRAPHS = { decoder: 'decoder_model_merged', embed: 'embed_token
 
 /** Vision-language architectures the engine runs (VLM_GRAPHS' layout). */
 export const VISION_TYPES = ['idefics3', 'qwen2_vl', 'qwen2_5_vl'] as const;
+/** Speech-to-text encoder-decoders: onnx-community's Whisper layout, an encoder and a merged decoder. */
+export const SPEECH_TYPES = ['whisper'] as const;
+export const WHISPER_GRAPHS = { encoder: 'encoder_model', decoder: 'decoder_model_merged' } as const;
+
+export function isSpeechType(type: string | undefined): boolean {
+  return (SPEECH_TYPES as readonly (string | undefined)[]).includes(type);
+}
+
+/** The ONNX graphs (onnx/<graph>{suffix}.onnx) a checkpoint of this model_type consists of. */
+export function modelGraphs(type: string | undefined): string[] {
+  if (isVisionType(type)) return Object.values(VLM_GRAPHS);
+  if (isSpeechType(type)) return Object.values(WHISPER_GRAPHS);
+  return ['model'];
+}
 
 export function isVisionType(type: string | undefined): boolean {
   return (VISION_TYPES as readonly string[]).includes(type ?? '');
@@ -169,7 +183,7 @@ export class CheckpointError extends Error {
 export interface CheckpointInfo {
   model_type: string;
   /** What the architecture can serve: a decoder serves chat (with a chat template) or completion; an encoder with a one-label classification head, rerank. */
-  task: 'chat' | 'completion' | 'embedding' | 'rerank';
+  task: 'chat' | 'completion' | 'embedding' | 'rerank' | 'transcription';
   context_length: number;
   /** A rough size class ("0.3M", "7B") from the config's dimensions. */
   class: string;
@@ -240,12 +254,16 @@ export async function validateCheckpoint(
   if (vision && config) config = textConfigOf(config);
   const isDecoder = vision || (type !== undefined && (DECODER_TYPES as readonly string[]).includes(type));
   const isEncoder = type !== undefined && (ENCODER_TYPES as readonly string[]).includes(type);
+  const speech = isSpeechType(type);
   if (config && !type) problems.push('config.json has no model_type');
-  else if (config && !isDecoder && !isEncoder) {
+  else if (config && !isDecoder && !isEncoder && !speech) {
     problems.push(
-      `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; vision-language: ${VISION_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')})`,
+      `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; vision-language: ${VISION_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')}; speech: ${SPEECH_TYPES.join(', ')})`,
     );
   }
+  if (speech && opts.entry?.task && opts.entry.task !== 'transcription') problems.push(`model_type "${type}" is a speech-to-text model; it serves transcription, not ${opts.entry.task}`);
+  else if (!speech && opts.entry?.task === 'transcription' && config) problems.push(`task transcription needs a Whisper export (model_type "whisper"); config.json has ${type ?? 'no model_type'}`);
+  if (speech && !(await fs.exists(joinPath(folder, 'preprocessor_config.json')))) problems.push("preprocessor_config.json is missing (Whisper's feature extractor settings)");
   const crossEncoder = config !== undefined && isEncoder && isCrossEncoderConfig(config);
   if (opts.entry?.task === 'rerank' && config && !crossEncoder) {
     problems.push(`task rerank needs an encoder with a one-label *ForSequenceClassification head; config.json has ${config.architectures?.[0] ?? 'no architectures'} (${type ?? 'no model_type'})`);
@@ -260,7 +278,7 @@ export async function validateCheckpoint(
 
   // Which ONNX file is wanted: the entry's dtype for the device, else any the folder has.
   // A VLM needs each of its graphs in the dtype (checked for the decoder first, then the others).
-  const graphs: string[] = vision ? Object.values(VLM_GRAPHS) : ['model'];
+  const graphs = modelGraphs(type);
   const present: string[] = [];
   for (const graph of graphs) {
     let wanted: string | undefined;
@@ -285,7 +303,7 @@ export async function validateCheckpoint(
   }
   if (problems.length) throw new CheckpointError(folder, problems);
 
-  let task: CheckpointInfo['task'] = crossEncoder ? 'rerank' : isEncoder || (await isDecoderEmbedder(fs, folder, config!)) ? 'embedding' : 'completion';
+  let task: CheckpointInfo['task'] = speech ? 'transcription' : crossEncoder ? 'rerank' : isEncoder || (await isDecoderEmbedder(fs, folder, config!)) ? 'embedding' : 'completion';
   if (task === 'completion') {
     try {
       const tc = JSON.parse(await fs.readText(joinPath(folder, 'tokenizer_config.json'))) as { chat_template?: unknown };

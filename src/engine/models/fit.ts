@@ -2,7 +2,7 @@ import type { Backend, DeviceBudget } from '../../backends/types.js';
 
 export type { DeviceBudget };
 import type { CatalogEntry } from '../protocol.js';
-import { dtypeFor, externalDataFiles, isVisionType, joinPath, onnxFileForDtype, readJson, textConfigOf, VLM_GRAPHS } from './files.js';
+import { dtypeFor, externalDataFiles, joinPath, modelGraphs, onnxFileForDtype, readJson, textConfigOf } from './files.js';
 
 /** What the device offers a model, as the backend can tell. */
 
@@ -29,9 +29,8 @@ const kvElementBytes = (dtype: string) => (dtype === 'fp16' || dtype.endsWith('f
 export async function estimateFit(backend: Backend, folder: string, entry: CatalogEntry, dtype = dtypeFor(entry, backend.device)): Promise<FitEstimate | undefined> {
   if (!backend.fileSize) return undefined;
   const config = (await readJson<KvConfig & { model_type?: string; text_config?: KvConfig }>(backend, joinPath(folder, 'config.json'))) ?? {};
-  // A VLM's weights are its three graphs; its KV is its text model's.
-  const vision = isVisionType(config.model_type);
-  const graphs = vision ? Object.values(VLM_GRAPHS) : ['model'];
+  // A VLM's weights are its three graphs (its KV is its text model's); a Whisper's, its encoder and decoder.
+  const graphs = modelGraphs(config.model_type);
   let weightsBytes = 0;
   for (const graph of graphs) {
     const file = onnxFileForDtype(dtype, entry.id, graph);

@@ -17,6 +17,7 @@ export class TextCodec {
   /** Each token's raw bytes, worked out on first use (real vocabularies hold 100k to 260k tokens). */
   private readonly bytes = new Map<number, Uint8Array>();
   private readonly pieces: string[] = [];
+  private ids?: Map<string, number>;
   private readonly added = new Map<number, string>();
   private readonly special = new Set<number>();
   private readonly pieceKind: 'byte-level' | 'metaspace' | 'decode';
@@ -119,6 +120,15 @@ export class TextCodec {
     const template = (this.tokenizer as unknown as { chat_template?: unknown }).chat_template;
     // transformers.js keeps several named templates as an object of them.
     return typeof template === 'string' ? template.length > 0 : template != null && typeof template === 'object' && Object.keys(template).length > 0;
+  }
+
+  /** A token's id by its vocabulary string (`<|notimestamps|>`); undefined where the vocabulary has none. */
+  tokenId(piece: string): number | undefined {
+    if (!this.ids) {
+      this.ids = new Map();
+      this.pieces.forEach((p, id) => this.ids!.set(p, id));
+    }
+    return this.ids.get(piece);
   }
 
   /** The token's vocabulary string (`Ġworld`, `▁the`, `##ing`), as vLLM's `token_strs` give it. */
