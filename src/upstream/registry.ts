@@ -112,6 +112,7 @@ export function withUpstreams(engine: EngineApi & { terminate?: () => Promise<vo
     cancel: (id) => engine.cancel(id),
     embed: (req) => engine.embed(req),
     score: (req) => engine.score(req),
+    transcribe: engine.transcribe && ((req, onDelta) => engine.transcribe!(req, onDelta)),
     countTokens: engine.countTokens && ((req) => engine.countTokens!(req)),
     tokenize: engine.tokenize && ((req) => engine.tokenize!(req)),
     detokenize: engine.detokenize && ((req) => engine.detokenize!(req)),
