@@ -20,6 +20,7 @@ import { maskingCost, qwen3Tokenizer } from './grammar-mask.js';
 import { hearthVsLlamaCpp, llamaCppTable, measureLlamaCpp } from './llama-cpp.js';
 import { measureRealVocab, realVocabTable } from './real-vocab.js';
 import { measureSpeculative, speculativeTable } from './speculative.js';
+import { measureSpeech } from './speech.js';
 import { perStep, readLoop } from './step-breakdown.js';
 
 const MODEL = 'svc/bench-chat';
@@ -441,6 +442,9 @@ async function main() {
   // Speculative decoding by prompt lookup (issue 35): the copying fixture and two that never copy, on and off, at 1 and 8 streams.
   const speculative = await measureSpeculative({ streams: [1, 8], repeats: REPEATS, maxTokens: MAX_TOKENS, log });
 
+  // Speech to text (issue 46): real-time factor at 1 and 8 files at once against transformers.js's pipeline.
+  const speech = await measureSpeech({ repeats: REPEATS, log });
+
   const bandwidth = copyBandwidth();
   const bound = bandwidth / weightBytes;
   const batch1 = tput[1].perStreamDecode;
@@ -471,6 +475,7 @@ async function main() {
     vs_llama_cpp: vsLlamaCpp,
     ...(realVocab ? { real_vocab: realVocab } : {}),
     speculative,
+    speech,
     ttft_ms: { prompt_tokens: promptTokens, cached_tokens: cachedTokens, cold: round(median(cold)), warm: round(median(warm)), warm_over_cold: round(median(warm) / median(cold), 3) },
     http_overhead: { http_ms: round(median(http)), direct_ms: round(median(directTimes)), overhead: round(pairedOverhead, 4), pairs: http.length },
     grammar_mask: { step_ms: { 1: round(stepMs[1]), 8: round(stepMs[8]) }, vocabularies: grammarMask },
@@ -501,6 +506,8 @@ async function main() {
       ...realVocab?.targets,
       // Issue 35: speculative decoding's targets (speculative.ts).
       ...speculative.targets,
+      // Issue 46: speech to text's (speech.ts).
+      ...speech.targets,
     },
   });
   writeFileSync(join(BENCH, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -3,7 +3,7 @@
 // true), words (token times by cross-attention and DTW) and the translate task. transformers.js
 // runs with max_new_tokens, which turns off its seek loop: Hearth decodes each window once.
 import { join } from 'node:path';
-import { AutoProcessor, AutoTokenizer, env, pipeline, WhisperForConditionalGeneration, type Tensor as TjsTensor } from '@huggingface/transformers';
+import { AutoProcessor, AutoTokenizer, env, pipeline, Tensor as TjsTensor, WhisperForConditionalGeneration } from '@huggingface/transformers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeBackend } from '../../../src/backends/node.js';
 import { createEngine } from '../../../src/engine/engine.js';
@@ -116,7 +116,8 @@ describe('transcription parity with transformers.js', () => {
     try {
       for (const samples of Object.values(signals)) {
         const { input_features } = await processor(samples);
-        const { logits } = (await model({ input_features, decoder_input_ids: [[generation.decoder_start_token_id]] } as never)) as { logits: TjsTensor };
+        const decoder_input_ids = new TjsTensor('int64', BigInt64Array.of(BigInt(generation.decoder_start_token_id)), [1, 1]);
+        const { logits } = (await model({ input_features, decoder_input_ids } as never)) as { logits: TjsTensor };
         const row = logits.data as Float32Array;
         const [best] = Object.entries(generation.lang_to_id).sort((a, b) => row[b[1]]! - row[a[1]]!)[0]!;
         const ours = await transcribe(samples, { language: undefined, timestamps: 'segment' });
