@@ -4,6 +4,7 @@ import OpenAI from 'openai';
 import { browserCatalog, DEFAULT_MODELS, startHearth, type Hearth, type LoadProgress } from '../src/front/browser/index.js';
 import type { CatalogEntry } from '../src/engine/protocol.js';
 import { browserSized, megabytes, offers, rememberedModel, rememberModel } from './hub-models.js';
+import { speechCard } from './speech.js';
 
 declare global {
   interface Window {
@@ -102,13 +103,15 @@ async function ui(h: Hearth) {
 
   const { data: models } = await client.models.list();
   const select = $<HTMLSelectElement>('model');
-  for (const m of models.filter((x) => (x as unknown as { task: string }).task !== 'embedding')) {
+  const taskOf = (x: unknown) => (x as { task: string }).task;
+  for (const m of models.filter((x) => taskOf(x) === 'chat' || taskOf(x) === 'completion')) {
     select.add(new Option(m.id, m.id));
   }
   const picture = pictureInput(() => models.find((m) => m.id === select.value) as { input_modalities?: string[] } | undefined);
   select.addEventListener('change', picture.refresh);
   picture.refresh();
-  const embedModel = models.find((x) => (x as unknown as { task: string }).task === 'embedding')?.id;
+  const embedModel = models.find((x) => taskOf(x) === 'embedding')?.id;
+  speechCard(client, models.find((x) => taskOf(x) === 'transcription')?.id);
   $<HTMLButtonElement>('send').disabled = false;
   $<HTMLButtonElement>('compare').disabled = false;
 
