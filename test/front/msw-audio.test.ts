@@ -52,7 +52,7 @@ describe('hearth/msw routes the audio routes to the router with a stub engine', 
   describe.runIf(typeof (Promise as { withResolvers?: unknown }).withResolvers === 'function')('through setupServer', () => {
     const { s, handlers } = routed();
     const server = setupServer(...handlers);
-    beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+    beforeAll(() => server.listen());
     afterAll(() => server.close());
 
     it('answers the SDK\'s own fetch', async () => {
