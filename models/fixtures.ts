@@ -8,6 +8,7 @@ import { fusedLlamaGraph, genaiConfig } from './exports/fused-graph.js';
 import { qwen2vlFixtureFiles } from './exports/qwen2vl.js';
 import { qwen25vlFixtureFiles } from './exports/qwen25vl.js';
 import { smolvlmFixtureFiles } from './exports/smolvlm.js';
+import { whisperFixtureFiles } from './exports/whisper.js';
 import { designTinyEmbed } from './bert/tiny-embed.js';
 import { llamaFixtureFiles, type FixtureFiles } from './llama/fixture.js';
 import { buildLlamaGraph } from './llama/graph.js';
@@ -103,7 +104,12 @@ export const FIXTURE_BUILDERS: Record<string, () => FixtureFiles> = {
   'qwen2vl-export': () => qwen2vlFixtureFiles(QWEN2VL_SEED),
   // Its Qwen2.5-VL twin: image_grid_thw, the text model in text_config, RMSNorm / SwiGLU vision blocks (exports/qwen25vl.ts).
   'qwen25vl-export': () => qwen25vlFixtureFiles(QWEN25VL_SEED),
+  // Speech to text: Whisper as onnx-community's exports with cross-attention outputs (exports/whisper.ts).
+  'tiny-whisper': () => whisperFixtureFiles(fixtureTokenizer(), TINY_WHISPER_SEED),
 };
+
+/** The tiny-whisper fixture's seed. */
+export const TINY_WHISPER_SEED = SEED + 300;
 
 /** The Qwen2-VL fixture's seed (its text weights: qwen2vlTextWeights(QWEN2VL_SEED); its vision tower's: the next). */
 export const QWEN2VL_SEED = SEED + 210;

@@ -11,10 +11,10 @@ export const FIXTURES_DIR = fixturesDir();
 export type Preset = 'default' | 'bench' | 'exports';
 
 export const PRESET_FIXTURES: Record<Preset, string[]> = {
-  default: ['tiny-chat', 'tiny-embed', 'tiny-rerank'],
+  default: ['tiny-chat', 'tiny-embed', 'tiny-rerank', 'tiny-whisper'],
   bench: ['tiny-chat', 'tiny-embed', 'bench-chat', 'bench-chat-q4-b32', 'bench-chat-q4-b32-acc4', 'bench-chat-genai'],
   /** Real tokenizers and export interfaces (parity tests against transformers.js). */
-  exports: ['tiny-chat', 'tiny-embed', 'tiny-rerank', ...EXPORT_FIXTURES, ...RERANK_FIXTURES, 'smolvlm-export', 'qwen2vl-export', 'qwen25vl-export'],
+  exports: ['tiny-chat', 'tiny-embed', 'tiny-rerank', 'tiny-whisper', ...EXPORT_FIXTURES, ...RERANK_FIXTURES, 'smolvlm-export', 'qwen2vl-export', 'qwen25vl-export'],
 };
 
 export interface WriteFixturesOptions {

@@ -15,7 +15,7 @@ import {
   int64Tensor,
 } from './proto.js';
 
-export type Attrs = Record<string, number | string | readonly number[] | { floats: readonly number[] } | { float: number } | { tensor: TensorData }>;
+export type Attrs = Record<string, number | string | readonly number[] | { floats: readonly number[] } | { float: number } | { tensor: TensorData } | { graph: GraphData }>;
 
 function toAttribute(v: Attrs[string]): AttributeValue {
   if (typeof v === 'number') return { kind: 'int', value: v };
@@ -23,6 +23,7 @@ function toAttribute(v: Attrs[string]): AttributeValue {
   if (Array.isArray(v)) return { kind: 'ints', value: v as readonly number[] };
   if ('floats' in (v as object)) return { kind: 'floats', value: (v as { floats: readonly number[] }).floats };
   if ('float' in (v as object)) return { kind: 'float', value: (v as { float: number }).float };
+  if ('graph' in (v as object)) return { kind: 'graph', value: (v as { graph: GraphData }).graph };
   return { kind: 'tensor', value: (v as { tensor: TensorData }).tensor };
 }
 

@@ -13,7 +13,7 @@ export interface Encoded {
 export const TensorType = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10 } as const;
 export type TensorTypeId = (typeof TensorType)[keyof typeof TensorType];
 
-const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7 } as const;
+const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7 } as const;
 
 function varint(value: number | bigint): Uint8Array {
   let v = BigInt.asUintN(64, BigInt(value));
@@ -155,7 +155,9 @@ export type AttributeValue =
   | { kind: 'string'; value: string }
   | { kind: 'ints'; value: readonly number[] }
   | { kind: 'floats'; value: readonly number[] }
-  | { kind: 'tensor'; value: TensorData };
+  | { kind: 'tensor'; value: TensorData }
+  /** A subgraph (If's then_branch / else_branch): it may read values of the enclosing graph by name. */
+  | { kind: 'graph'; value: GraphData };
 
 export function encodeAttribute(name: string, a: AttributeValue): Encoded {
   const w = new MessageWriter().string(1, name);
@@ -177,6 +179,9 @@ export function encodeAttribute(name: string, a: AttributeValue): Encoded {
       break;
     case 'tensor':
       w.message(5, encodeTensor(a.value)).int(20, AttrType.TENSOR);
+      break;
+    case 'graph':
+      w.message(6, encodeGraph(a.value)).int(20, AttrType.GRAPH);
       break;
   }
   return w.done();
