@@ -121,6 +121,49 @@ describe('tiny-whisper: the folder', () => {
       await decoder.release();
     }
   });
+
+  it('gives with its cache (use_cache_branch true) what one pass over the whole sequence gives', async () => {
+    const encoder = await ort.InferenceSession.create(join(dir, NAME, 'onnx/encoder_model.onnx'));
+    const decoder = await ort.InferenceSession.create(join(dir, NAME, 'onnx/decoder_model_merged.onnx'));
+    try {
+      const features = (await asr.processor(SIGNALS.chirp)) as { input_features: { data: Float32Array; dims: number[] } };
+      const states = (await encoder.run({ input_features: new ort.Tensor('float32', features.input_features.data, features.input_features.dims) })).last_hidden_state!;
+      const id = (t: string) => tokenizer.convert_tokens_to_ids(t) as number;
+      const ids = [id('<|startoftranscript|>'), id('<|en|>'), id('<|transcribe|>'), id('<|0.00|>'), id('Ġthe'), id('Ġcat')];
+      const empty = new ort.Tensor('float32', new Float32Array(0), [1, HEADS, 0, HEAD_DIM]);
+      const run = async (tokens: number[], past: Record<string, ort.Tensor> | undefined) => {
+        const feeds: Record<string, ort.Tensor> = {
+          input_ids: new ort.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]),
+          encoder_hidden_states: states,
+          use_cache_branch: new ort.Tensor('bool', [past !== undefined], [1]),
+        };
+        for (const name of decoder.inputNames) if (name.startsWith('past_key_values.')) feeds[name] = past?.[name.replace('past_key_values', 'present')] ?? empty;
+        return decoder.run(feeds);
+      };
+      const whole = await run(ids, undefined);
+      let out = await run(ids.slice(0, 3), undefined);
+      // The present encoder K/V of the first pass, kept as transformers.js keeps them (the cache branch returns empty ones).
+      const encoderKv = Object.fromEntries(Object.entries(out).filter(([n]) => n.includes('.encoder.')));
+      const V = whole.logits!.dims[2]!;
+      const F = whole['cross_attentions.1']!.dims[3]!;
+      for (let p = 3; p < ids.length; p++) {
+        out = await run([ids[p]!], { ...(out as Record<string, ort.Tensor>), ...encoderKv });
+        expect(out['present.0.encoder.key']!.dims).toEqual([0, HEADS, 1, HEAD_DIM]);
+        expect(out['present.0.decoder.key']!.dims).toEqual([1, HEADS, p + 1, HEAD_DIM]);
+        const step = out.logits!.data as Float32Array;
+        const ref = (whole.logits!.data as Float32Array).subarray(p * V, (p + 1) * V);
+        let diff = 0;
+        for (let t = 0; t < V; t++) diff = Math.max(diff, Math.abs(step[t]! - ref[t]!));
+        expect(diff).toBeLessThan(1e-3);
+        const cross = out['cross_attentions.1']!.data as Float32Array;
+        const crossRef = (whole['cross_attentions.1']!.data as Float32Array).subarray(p * F, (p + 1) * F); // head 0
+        expect(Math.max(...cross.subarray(0, F).map((x, j) => Math.abs(x - crossRef[j]!)))).toBeLessThan(1e-5);
+      }
+    } finally {
+      await encoder.release();
+      await decoder.release();
+    }
+  });
 });
 
 describe('tiny-whisper on the automatic-speech-recognition pipeline', () => {
