@@ -112,7 +112,8 @@ async function startEngine(config: WorkerConfig): Promise<WorkerInfo> {
   engine = createEngine(
     webBackend({ device, wasmPaths: config.wasmPaths, numThreads: threads, onProgress: progress, throttleMs: config.throttleMs }),
     // Hub files are fetched on demand from the hub into the Cache API, like any model file.
-    { hub: { fetch: async (entry) => hubFolder(entry.source) } },
+    // An unloaded model's sessions (their GPU buffers) are released; a shared engine applies this for every tab.
+    { hub: { fetch: async (entry) => hubFolder(entry.source) }, ...config.residency },
   );
   onWebGPU = device === 'webgpu';
   // Held until this worker ends: pages wait on it to learn that the engine is gone.

@@ -148,6 +148,14 @@ export async function resolveModel(runtime: Runtime, id: string, use: TaskUse, p
     throw invalidRequest(`The model \`${id}\` is ${article(m.task)} ${m.task} model and does not serve ${WHAT[use]}.`, param);
   }
   if (m.status === 'failed') throw modelFailed(id, m.detail);
+  // Unloaded (on demand, or after its keep-alive): load it and wait, within the engine's load
+  // timeout, so a stream's headers go out once the model is ready. Access was checked once before.
+  if ((m.status === 'unloaded' || m.status === 'loading') && runtime.engine.loadModel) {
+    const loaded = await runtime.engine.loadModel(id);
+    if (loaded.status === 'failed') throw modelFailed(id, loaded.detail);
+    if (loaded.status === 'ready') return loaded;
+    throw modelNotReady(id, 1, `is ${loaded.status}`);
+  }
   if (m.status !== 'ready') throw modelNotReady(id, 1, m.detail ? `is ${m.status} (${m.detail})` : undefined);
   return m;
 }

@@ -3,7 +3,7 @@
 // merged into one channel that the responders read, and they are cancelled
 // together when the client goes away.
 import { isEngineError, type EngineError } from '../engine/errors.js';
-import type { EngineApi, GenerateResult, PromptInput, SamplingParams, TokenEvent } from '../engine/protocol.js';
+import type { EngineApi, GenerateResult, KeepAlive, PromptInput, SamplingParams, TokenEvent } from '../engine/protocol.js';
 import { Channel } from './channel.js';
 import { randomId } from './ids.js';
 
@@ -48,6 +48,8 @@ export class GenerationSet {
     readonly n: number,
     private readonly sampling: SamplingParams,
     signal?: AbortSignal,
+    /** How long the model stays loaded after these generations (the request's keep_alive). */
+    private readonly keepAlive: KeepAlive = {},
   ) {
     const count = prompts.length * n;
     this.ids = Array.from({ length: count }, () => randomId('gen_'));
@@ -97,7 +99,7 @@ export class GenerationSet {
       };
       const run = this.#cancelled
         ? Promise.reject(cancelledError())
-        : Promise.resolve().then(() => this.engine.generate({ id, model: this.model, prompt, sampling }, onToken));
+        : Promise.resolve().then(() => this.engine.generate({ id, model: this.model, prompt, sampling, ...this.keepAlive }, onToken));
       run.then(
         (result) => {
           this.results[g] = result;

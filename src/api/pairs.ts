@@ -3,11 +3,11 @@
 // not a free answer).
 import { reservePairs, usageRecord } from './charge.js';
 import type { Ctx, RouteDeps } from './context.js';
-import type { ModelState, ScoreResult } from '../engine/protocol.js';
+import type { KeepAlive, ModelState, ScoreResult } from '../engine/protocol.js';
 
-export async function scoreCharged(deps: RouteDeps, c: Ctx, model: ModelState, pairs: [string, string][]): Promise<ScoreResult> {
+export async function scoreCharged(deps: RouteDeps, c: Ctx, model: ModelState, pairs: [string, string][], keepAlive: KeepAlive = {}): Promise<ScoreResult> {
   const hold = await reservePairs(deps.runtime, c.get('principal'), model, pairs);
-  const result = await deps.runtime.engine.score({ model: model.id, pairs }).catch(async (err: unknown) => {
+  const result = await deps.runtime.engine.score({ model: model.id, pairs, ...keepAlive }).catch(async (err: unknown) => {
     await hold.settle(null);
     throw err;
   });

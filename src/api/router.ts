@@ -23,7 +23,7 @@ import { generate } from './routes/generate.js';
 import { health } from './routes/health.js';
 import { getModel, listModels } from './routes/models.js';
 import { statusPage } from './routes/status.js';
-import { addModel, listAdminModels, redeployModel, removeModel } from './routes/admin.js';
+import { addModel, listAdminModels, modelAction, removeModel } from './routes/admin.js';
 import { metrics } from './routes/metrics.js';
 import { tokenize } from './routes/tokenize.js';
 import { detokenize } from './routes/detokenize.js';
@@ -238,7 +238,7 @@ export function createRouter(runtime: Runtime, options: RouterOptions = {}): Rou
   route('GET', '/metrics', metrics(deps), false);
   route('GET', '/admin/models', listAdminModels(deps));
   route('POST', '/admin/models', addModel(deps));
-  route('POST', '/admin/models/:id{.+}', redeployModel(deps)); // .../{id}/redeploy
+  route('POST', '/admin/models/:id{.+}', modelAction(deps)); // .../{id}/redeploy, /load, /unload
   route('DELETE', '/admin/models/:id{.+}', removeModel(deps));
 
   // A known path with the wrong method: an envelope, never Hono's bare text.

@@ -8,6 +8,7 @@ import { INCIDENT_HELP, incidentCommand } from './commands/incident.js';
 import { KEYS_HELP, keysCommand } from './commands/keys.js';
 import { MODELS_HELP, modelsCommand } from './commands/models.js';
 import { SERVE_HELP, serveCommand } from './commands/serve.js';
+import { PS_HELP, psCommand } from './commands/ps.js';
 import { USAGE_HELP, usageCommand } from './commands/usage.js';
 
 export const MAIN_HELP = `Usage: hearth <command> [options]
@@ -18,7 +19,9 @@ Commands:
   serve                     run the HTTP server
   keys create|list|revoke   manage API keys
   usage                     requests, tokens and spend per account this month
-  models list|add|remove|redeploy   the catalog's models; add, remove, redeploy models
+  models list|add|remove|redeploy|load|unload   the catalog's models; add, remove,
+                            redeploy, load or unload models
+  ps                        the models a running server has loaded, their size and expiry
   incident add|list         incidents announced on the status page
 
 Run "hearth <command> --help" for a command's options.
@@ -30,6 +33,7 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
   keys: { run: keysCommand, help: KEYS_HELP },
   usage: { run: usageCommand, help: USAGE_HELP },
   models: { run: modelsCommand, help: MODELS_HELP },
+  ps: { run: psCommand, help: PS_HELP },
   incident: { run: incidentCommand, help: INCIDENT_HELP },
 };
 

@@ -227,6 +227,7 @@ export class ModelHost {
       ...(this.download && this.status !== 'ready' ? { download: this.download.map((d) => ({ ...d })) } : {}),
       expires_at: this.expiresAt === undefined ? null : Math.ceil(this.expiresAt / 1000),
       ...(this.sizeBytes !== undefined ? { size_mb: Math.round((this.sizeBytes / 2 ** 20) * 10) / 10 } : {}),
+      in_flight: this.#active,
     };
   }
 

@@ -33,6 +33,15 @@ export interface EngineOptions {
 
 export type LoadMode = 'eager' | 'on-demand';
 
+/** The options of on-demand loading alone (what a front door passes on to its engine's worker). */
+export type ResidencyOptions = Pick<EngineOptions, 'load' | 'keepAliveMs' | 'maxLoadedModels' | 'memoryBudgetMb' | 'loadTimeoutMs'>;
+
+/** The residency options alone, as plain data (structured-clone friendly, for a worker). */
+export function residencyOf(o: ResidencyOptions): ResidencyOptions {
+  const { load, keepAliveMs, maxLoadedModels, memoryBudgetMb, loadTimeoutMs } = o;
+  return { load, keepAliveMs, maxLoadedModels, memoryBudgetMb, loadTimeoutMs };
+}
+
 /** Ollama's default keep-alive, which on-demand loading takes when none is given. */
 export const ON_DEMAND_KEEP_ALIVE_MS = 5 * 60_000;
 export const DEFAULT_LOAD_TIMEOUT_MS = 120_000;

@@ -70,6 +70,8 @@ export interface ModelState {
   expires_at?: number | null;
   /** The memory it is estimated to take loaded, in MiB: its weight files plus one full context of KV (absent: not known yet). */
   size_mb?: number;
+  /** Requests running on it now (absent: an engine that does not count them). */
+  in_flight?: number;
 }
 
 export type InputModality = 'text' | 'image' | 'audio';

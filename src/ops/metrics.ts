@@ -8,7 +8,7 @@ import type { MetricsSource, Observer, RequestEvent } from '../types.js';
 import type { Upstreams } from '../upstream/registry.js';
 import type { UpstreamObserver } from '../upstream/types.js';
 
-const STATUSES = ['ready', 'starting', 'redeploying', 'failed'] as const;
+const STATUSES = ['ready', 'starting', 'redeploying', 'failed', 'unloaded', 'loading'] as const;
 
 export interface Metrics {
   registry: Registry;
@@ -159,6 +159,31 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     labelNames: ['model'] as const,
     registers: [registry],
   });
+  // On-demand loading. The engine counts its loads and unloads; they are read at scrape time (as
+  // the step counters above are), so they restart from 0 with a restarted engine worker.
+  const modelLoads = new Gauge({
+    name: 'hearth_model_loads_total',
+    help: 'Loads of each model finished so far (the first included), per model.',
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
+  const modelUnloads = new Gauge({
+    name: 'hearth_model_unloads_total',
+    help: "Unloads of each model so far, by reason: keep_alive (a request's keep_alive 0), idle (its keep-alive passed), evicted (room for another model), admin.",
+    labelNames: ['model', 'reason'] as const,
+    registers: [registry],
+  });
+  const modelsLoaded = new Gauge({
+    name: 'hearth_models_loaded',
+    help: 'Models holding their sessions now.',
+    registers: [registry],
+  });
+  const loadSeconds = new Gauge({
+    name: 'hearth_model_load_seconds',
+    help: "Seconds each model's last load took.",
+    labelNames: ['model'] as const,
+    registers: [registry],
+  });
   const engineHeap = new Gauge({
     name: 'hearth_engine_heap_bytes',
     help: "JS heap in use in the engine's thread (its worker), garbage not yet collected included.",
@@ -215,6 +240,10 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
     specAccepted.reset();
     engineHeap.reset();
     engineExternal.reset();
+    modelLoads.reset();
+    modelUnloads.reset();
+    modelsLoaded.reset();
+    loadSeconds.reset();
     const models = await engine.models().catch(() => []);
     for (const m of models) for (const s of STATUSES) modelStatus.set({ model: m.id, status: s }, m.status === s ? 1 : 0);
     const stats = await engine.stats?.().catch(() => undefined);
@@ -232,7 +261,13 @@ export function createMetrics(opts: { key?: string; defaultMetrics?: boolean } =
       if (s.kv_device_reads !== undefined) kvDeviceReads.set({ model: s.id }, s.kv_device_reads);
       if (s.spec_drafted_tokens !== undefined) specDrafted.set({ model: s.id }, s.spec_drafted_tokens);
       if (s.spec_accepted_tokens !== undefined) specAccepted.set({ model: s.id }, s.spec_accepted_tokens);
+      if (s.loads !== undefined) modelLoads.set({ model: s.id }, s.loads);
+      if (s.loads) loadSeconds.set({ model: s.id }, s.last_load_seconds ?? 0);
+      for (const reason of ['keep_alive', 'idle', 'evicted', 'admin'] as const) {
+        if (s.unloads) modelUnloads.set({ model: s.id, reason }, s.unloads[reason] ?? 0);
+      }
     }
+    if (stats) modelsLoaded.set(stats.models.filter((s) => s.loaded).length);
     if (stats?.memory) {
       engineHeap.set(stats.memory.heap_used_bytes);
       engineExternal.set(stats.memory.external_bytes);

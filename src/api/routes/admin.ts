@@ -6,7 +6,7 @@ import { catalogEntrySchema, upstreamSchema } from '../../engine/catalog.js';
 import type { ModelState } from '../../engine/protocol.js';
 import type { ModelAdmin } from '../../types.js';
 import { type Ctx, type RouteDeps, readJson } from '../context.js';
-import { ApiError, jsonResponse } from '../errors.js';
+import { ApiError, jsonResponse, modelFailed } from '../errors.js';
 import { parseBody } from '../schemas/common.js';
 import { modelObject } from './models.js';
 
@@ -29,13 +29,18 @@ export function adminObject(m: ModelState) {
     ...modelObject(m),
     detail: m.detail ?? null,
     ...(m.download ? { download: m.download } : {}),
+    ...(m.in_flight !== undefined ? { in_flight: m.in_flight } : {}),
   };
 }
 
-function adminOf(c: Ctx, deps: RouteDeps): ModelAdmin {
+function requireAdmin(c: Ctx): void {
   if (!c.get('principal').admin) {
     throw new ApiError(403, 'invalid_request_error', 'permission_denied', 'This endpoint needs an admin key (create one with `hearth keys create --admin`).');
   }
+}
+
+function adminOf(c: Ctx, deps: RouteDeps): ModelAdmin {
+  requireAdmin(c);
   const admin = deps.runtime.admin;
   if (!admin) throw new ApiError(404, 'invalid_request_error', 'unknown_url', 'This server does not manage models at run time.');
   return admin;
@@ -66,15 +71,29 @@ export function addModel(deps: RouteDeps) {
   };
 }
 
-/** POST /admin/models/{id}/redeploy (the id's slash literal or %2F-encoded). */
-export function redeployModel(deps: RouteDeps) {
+/** POST /admin/models/{id}/redeploy, /load or /unload[?force=true] (the id's slash literal or %2F-encoded). */
+export function modelAction(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
     const path = idParam(c);
-    if (!path.endsWith('/redeploy')) {
-      throw new ApiError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: POST ${c.req.path}. Use POST /admin/models/{id}/redeploy.`);
+    const action = /\/(redeploy|load|unload)$/.exec(path)?.[1];
+    if (!action) {
+      throw new ApiError(404, 'invalid_request_error', 'unknown_url', `Unknown request URL: POST ${c.req.path}. Use POST /admin/models/{id}/redeploy, /load or /unload.`);
     }
-    const admin = adminOf(c, deps);
-    return jsonResponse(adminObject(await admin.redeploy(path.slice(0, -'/redeploy'.length))), 202);
+    const id = path.slice(0, -(action.length + 1));
+    if (action === 'redeploy') return jsonResponse(adminObject(await adminOf(c, deps).redeploy(id)), 202);
+    requireAdmin(c);
+    const engine = deps.runtime.engine;
+    if (!engine.loadModel || !engine.unloadModel) {
+      throw new ApiError(404, 'invalid_request_error', 'unknown_url', 'This engine does not load and unload models on demand.');
+    }
+    // Each answers once it is done: loaded (ready or failed), or unloaded after its requests in flight.
+    if (action === 'load') {
+      const state = await engine.loadModel(id);
+      if (state.status === 'failed') throw modelFailed(id, state.detail);
+      return jsonResponse(adminObject(state));
+    }
+    const force = ['true', '1', ''].includes(c.req.query('force') ?? 'no');
+    return jsonResponse(adminObject(await engine.unloadModel(id, { force })));
   };
 }
 

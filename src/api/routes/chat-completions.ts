@@ -6,6 +6,7 @@ import { type Ctx, type RouteDeps, readJson, resolveModel } from '../context.js'
 import { GenerationSet } from '../generation.js';
 import { reserveGeneration } from '../charge.js';
 import { jsonResponse } from '../errors.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { checkGenerations } from '../limits.js';
 import { takesImages } from '../images.js';
 import { fetchImageUrls } from '../image-urls.js';
@@ -20,14 +21,16 @@ import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSe
 
 export function chatCompletions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(chatRequestSchema, await readJson(c, deps, { images: true }));
+    const raw = await readJson(c, deps, { images: true });
+    const body = parseBody(chatRequestSchema, raw);
+    const keepAlive = keepAliveOf(raw);
     checkGenerations(1, body.n ?? 1, deps.limits, { prompt: 'messages', n: 'n' });
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const call = toChatCall(body, model.tool_syntax, takesImages(model) ? deps.limits : undefined);
     await fetchImageUrls(call.messages, deps.limits, c.req.raw.signal);
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
-    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal, keepAlive);
     charge.watch(set);
     const id = randomId('chatcmpl-');
     const created = nowSeconds();

@@ -10,13 +10,16 @@ import { reserveGeneration } from '../charge.js';
 import { nowSeconds, randomId } from '../ids.js';
 import { legacyLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { completionRequestSchema, toCompletionCall } from '../schemas/completions.js';
 import { sseResponse } from '../sse.js';
 import { SYSTEM_FINGERPRINT, finishUsage, respondWith, startStream, streamThenSettle } from './shared.js';
 
 export function completions(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const call = toCompletionCall(parseBody(completionRequestSchema, await readJson(c, deps)));
+    const raw = await readJson(c, deps);
+    const call = toCompletionCall(parseBody(completionRequestSchema, raw));
+    const keepAlive = keepAliveOf(raw);
     checkGenerations(call.prompts.length, call.n, deps.limits, { prompt: 'prompt', n: 'n' });
     if (call.echo && call.stream && call.prompts.some((p) => p.text === null)) {
       // The rendered text of a token prompt is only known when the generation ends.
@@ -25,7 +28,7 @@ export function completions(deps: RouteDeps) {
     const model = await resolveModel(deps.runtime, call.model, 'text');
     const prompts = call.prompts.map((p) => p.input);
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, call.n, call.sampling);
-    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, call.n, call.sampling, c.req.raw.signal, keepAlive);
     charge.watch(set);
     const id = randomId('cmpl-');
     const created = nowSeconds();

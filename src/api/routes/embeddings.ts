@@ -8,6 +8,7 @@ import { invalidRequest } from '../errors.js';
 import { jsonListResponse } from '../json-list.js';
 import { checkEmbeddingInputs } from '../limits.js';
 import { parseBody } from '../schemas/common.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { embeddingInputs, embeddingRequestSchema } from '../schemas/embeddings.js';
 
 export function shorten(v: Float32Array, dims: number): Float32Array {
@@ -30,12 +31,14 @@ export function float32ToBase64(v: Float32Array): string {
 
 export function embeddings(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(embeddingRequestSchema, await readJson(c, deps));
+    const raw = await readJson(c, deps);
+    const body = parseBody(embeddingRequestSchema, raw);
+    const keepAlive = keepAliveOf(raw);
     const model = await resolveModel(deps.runtime, body.model, 'embedding');
     const input = embeddingInputs(body.input);
     checkEmbeddingInputs(input.length, deps.limits);
     const hold = await reserveEmbedding(deps.runtime, c.get('principal'), model, input);
-    const request = { model: model.id, input, max_total_tokens: deps.limits.embeddingTokens };
+    const request = { model: model.id, input, max_total_tokens: deps.limits.embeddingTokens, ...keepAlive };
     const result = await deps.runtime.engine.embed(request).catch(async (err: unknown) => {
       await hold.settle(null);
       throw err;

@@ -11,6 +11,7 @@ import { reserveGeneration } from '../charge.js';
 import { randomId } from '../ids.js';
 import { sglangLogprobs, sglangTopLogprobs } from '../logprobs.js';
 import { parseBody } from '../schemas/common.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { generateRequestSchema, toGenerateCall, type GenerateCall } from '../schemas/generate.js';
 import { sseResponse } from '../sse.js';
 import { respondWith, startStream, streamThenSettle } from './shared.js';
@@ -63,12 +64,14 @@ function finalBody(set: GenerationSet, call: GenerateCall, id: string, results: 
 
 export function generate(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(generateRequestSchema, await readJson(c, deps));
+    const raw = await readJson(c, deps);
+    const body = parseBody(generateRequestSchema, raw);
+    const keepAlive = keepAliveOf(raw);
     const call = toGenerateCall(body);
     checkGenerations(call.prompts.length, call.n, deps.limits, { prompt: body.text != null ? 'text' : 'input_ids', n: 'sampling_params.n' });
     const model = await resolveModel(deps.runtime, call.model ?? (await defaultTextModel(deps.runtime)), 'text');
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, call.prompts, call.n, call.sampling);
-    const set = new GenerationSet(deps.runtime.engine, model.id, call.prompts, call.n, call.sampling, c.req.raw.signal);
+    const set = new GenerationSet(deps.runtime.engine, model.id, call.prompts, call.n, call.sampling, c.req.raw.signal, keepAlive);
     charge.watch(set);
     const id = randomId('', 32).toLowerCase();
 

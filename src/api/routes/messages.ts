@@ -13,6 +13,7 @@ import { asMessagesError, errorEvent } from '../messages/errors.js';
 import { MessageEvents } from '../messages/events.js';
 import { contentBlocks, messageUsage, stopReason, type MessageBody } from '../messages/reply.js';
 import { parseBody } from '../schemas/common.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { messagesRequestSchema, promptOf, toMessagesCall } from '../schemas/messages.js';
 import { sseResponse } from '../sse.js';
 import { streamOneReply } from '../tools/one-reply.js';
@@ -37,7 +38,9 @@ export function messages(deps: RouteDeps) {
 
 function respond(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(messagesRequestSchema, await readJson(c, deps, { images: true }));
+    const raw = await readJson(c, deps, { images: true });
+    const body = parseBody(messagesRequestSchema, raw);
+    const keepAlive = keepAliveOf(raw);
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const call = toMessagesCall(body, model, takesImages(model) ? deps.limits : undefined);
     if (deps.runtime.upstreams?.pool(model.id)) {
@@ -47,7 +50,7 @@ function respond(deps: RouteDeps) {
     await fetchImageUrls(call.messages, deps.limits, c.req.raw.signal);
     const prompts = [promptOf(call)];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, 1, call.sampling);
-    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal, keepAlive);
     charge.watch(set);
     const head = { id: randomId('msg_'), model: model.id };
     // A reasoning model's reply is split into its thinking and its answer, from where it started.

@@ -22,6 +22,10 @@ export function modelObject(m: ModelState) {
     ...(m.workarounds ? { workarounds: m.workarounds } : {}),
     // What a request may send it (["text"], or with "image"), where the engine knows.
     ...(m.input_modalities ? { input_modalities: m.input_modalities } : {}),
+    // On-demand loading: when this idle model unloads (unix seconds; null: busy, kept or not
+    // loaded), and the memory it takes loaded (its estimate, in MiB), as `ollama ps` shows them.
+    ...(m.expires_at !== undefined ? { expires_at: m.expires_at } : {}),
+    ...(m.size_mb !== undefined ? { size_mb: m.size_mb } : {}),
   };
 }
 

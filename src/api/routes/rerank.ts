@@ -8,6 +8,7 @@ import { jsonResponse } from '../errors.js';
 import { checkPairs } from '../limits.js';
 import { scoreCharged } from '../pairs.js';
 import { parseBody } from '../schemas/common.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { documentText, rerankRequestSchema } from '../schemas/rerank.js';
 
 export type RerankShape = 'jina' | 'cohere-v2';
@@ -17,11 +18,13 @@ const searchUnits = (documents: number) => Math.ceil(documents / 100);
 
 export function rerank(deps: RouteDeps, shape: RerankShape = 'jina') {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(rerankRequestSchema, await readJson(c, deps));
+    const raw = await readJson(c, deps);
+    const body = parseBody(rerankRequestSchema, raw);
+    const keepAlive = keepAliveOf(raw);
     const model = await resolveModel(deps.runtime, body.model, 'rerank');
     checkPairs(body.documents.length, deps.limits, 'documents');
     const texts = body.documents.map(documentText);
-    const { scores, prompt_tokens } = await scoreCharged(deps, c, model, texts.map((d) => [body.query, d]));
+    const { scores, prompt_tokens } = await scoreCharged(deps, c, model, texts.map((d) => [body.query, d]), keepAlive);
     // Ties keep the documents' order, so a reply is the same for the same request.
     const ranked = scores.map((relevance_score, index) => ({ index, relevance_score })).sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
     const kept = ranked.slice(0, body.top_n ?? ranked.length);

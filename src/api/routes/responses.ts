@@ -16,6 +16,7 @@ import { outputItems, responseObject, type ResponseBody, type ResponseHead } fro
 import { asResponsesError, responsesText } from '../responses/params.js';
 import { beginTurn } from '../responses/turn.js';
 import { parseBody } from '../schemas/common.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { checkImages, responsesRequestSchema, toChatBody, toResponsesCall, type ResponsesRequest } from '../schemas/responses.js';
 import { sseResponse } from '../sse.js';
 import { streamOneReply } from '../tools/one-reply.js';
@@ -43,6 +44,7 @@ function respond(deps: RouteDeps) {
   return async (c: Ctx, read: (body: ResponsesRequest) => void): Promise<Response> => {
     const raw = await readJson(c, deps, { images: true });
     const body = parseBody(responsesRequestSchema, raw);
+    const keepAlive = keepAliveOf(raw);
     read(body);
     const model = await resolveModel(deps.runtime, body.model, 'chat', body.tools?.length ? 'tools' : undefined);
     const upstream = deps.runtime.upstreams?.pool(model.id);
@@ -59,7 +61,7 @@ function respond(deps: RouteDeps) {
     await fetchImageUrls(call.messages, deps.limits, c.req.raw.signal);
     const prompts = [{ messages: call.messages, ...(call.tools.tools ? { tools: call.tools.tools } : {}), template_kwargs: call.templateKwargs }];
     const charge = await reserveGeneration(deps.runtime, c.get('principal'), model, prompts, 1, call.sampling);
-    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal);
+    const set = new GenerationSet(deps.runtime.engine, model.id, prompts, 1, call.sampling, c.req.raw.signal, keepAlive);
     charge.watch(set);
     const head: ResponseHead = { id: randomId('resp_'), created_at: Math.floor(Date.now() / 1000), model: model.id, body, call };
     // A reasoning model's reply is split into its thinking (a reasoning item) and its answer, from where it started.

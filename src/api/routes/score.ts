@@ -6,6 +6,7 @@ import { nowSeconds, randomId } from '../ids.js';
 import { checkPairs } from '../limits.js';
 import { scoreCharged } from '../pairs.js';
 import { parseBody } from '../schemas/common.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { scoreRequestSchema, type ScoreRequestBody } from '../schemas/rerank.js';
 
 export function scorePairs(body: Pick<ScoreRequestBody, 'text_1' | 'text_2'>): [string, string][] {
@@ -20,11 +21,13 @@ export function scorePairs(body: Pick<ScoreRequestBody, 'text_1' | 'text_2'>): [
 
 export function score(deps: RouteDeps) {
   return async (c: Ctx): Promise<Response> => {
-    const body = parseBody(scoreRequestSchema, await readJson(c, deps));
+    const raw = await readJson(c, deps);
+    const body = parseBody(scoreRequestSchema, raw);
+    const keepAlive = keepAliveOf(raw);
     const model = await resolveModel(deps.runtime, body.model, 'rerank');
     const pairs = scorePairs(body);
     checkPairs(pairs.length, deps.limits, 'text_2');
-    const { scores, prompt_tokens } = await scoreCharged(deps, c, model, pairs);
+    const { scores, prompt_tokens } = await scoreCharged(deps, c, model, pairs, keepAlive);
     return jsonResponse({
       id: randomId('score-'),
       object: 'list',

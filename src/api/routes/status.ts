@@ -26,6 +26,12 @@ function upstreamTable(targets: TargetStatus[]): string {
 <tbody>${rows}</tbody></table>`;
 }
 
+/** When an idle loaded model unloads: its time (UTC), "never" where it is kept, nothing where it is not loaded. */
+function expiry(m: ModelState): string {
+  if (m.expires_at) return new Date(m.expires_at * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  return m.status === 'ready' && m.expires_at === null ? 'never (or busy)' : '';
+}
+
 function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: number, announced: Announcement[], targets: TargetStatus[]): string {
   const health = up ? 'ok' : 'unavailable';
   const notices = announced
@@ -35,7 +41,7 @@ function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: 
     .map(
       (m) =>
         `<tr><td>${esc(m.id)}</td><td>${esc(m.task)}</td><td>${esc(m.class)}</td><td>${esc(m.context_length)}</td>` +
-        `<td class="s-${esc(m.status)}">${esc(m.status)}</td><td>${esc([m.detail, ...(m.workarounds ?? []).map((w) => `workaround: ${w}`)].filter(Boolean).join('; '))}</td></tr>`,
+        `<td class="s-${esc(m.status)}">${esc(m.status)}</td><td>${esc(m.size_mb ?? '')}</td><td>${esc(expiry(m))}</td><td>${esc([m.detail, ...(m.workarounds ?? []).map((w) => `workaround: ${w}`)].filter(Boolean).join('; '))}</td></tr>`,
     )
     .join('');
   const faults = incidents
@@ -50,7 +56,7 @@ function page(up: boolean, models: ModelState[], incidents: IncidentLog, since: 
 body{font:14px system-ui,sans-serif;margin:2rem;max-width:60rem}
 table{border-collapse:collapse;width:100%;margin:.5rem 0 1.5rem}
 td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left}
-.s-ready{color:#176c2e}.s-starting,.s-redeploying{color:#8a5a00}.s-failed{color:#b00020}
+.s-ready{color:#176c2e}.s-starting,.s-redeploying,.s-loading{color:#8a5a00}.s-unloaded{color:#666}.s-failed{color:#b00020}
 .up{color:#176c2e}.down{color:#b00020}
 </style></head><body>
 <h1>Hearth</h1>
@@ -60,8 +66,8 @@ td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left}
 <table id="announcements"><thead><tr><th>Time (UTC)</th><th>Announcement</th></tr></thead>
 <tbody>${notices || '<tr><td colspan="2">No incidents reported</td></tr>'}</tbody></table>
 <h2>Models</h2>
-<table id="models"><thead><tr><th>Model</th><th>Task</th><th>Class</th><th>Context</th><th>Status</th><th>Detail</th></tr></thead>
-<tbody>${rows || '<tr><td colspan="6">No models</td></tr>'}</tbody></table>
+<table id="models"><thead><tr><th>Model</th><th>Task</th><th>Class</th><th>Context</th><th>Status</th><th>Size (MiB)</th><th>Unloads</th><th>Detail</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="8">No models</td></tr>'}</tbody></table>
 ${upstreamTable(targets)}
 <h2>Recent errors</h2>
 <table id="incidents"><thead><tr><th>Time</th><th>Status</th><th>Request</th><th>Request id</th></tr></thead>

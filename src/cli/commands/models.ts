@@ -22,8 +22,9 @@ import { downloadBars } from '../progress.js';
 import { dataDirOf } from '../store.js';
 import { formatTable } from '../table.js';
 import type { Io } from '../io.js';
+import { loadOrUnload } from './model-residency.js';
 
-export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy> [options]
+export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy|load|unload> [options]
 
   hearth models list [--catalog FILE] [--data-dir D] [--json] [--url URL --key KEY]
       The catalog's models: id, task, class, context length, and whether the source
@@ -60,6 +61,12 @@ export const MODELS_HELP = `Usage: hearth models <list|add|remove|redeploy> [opt
   --data-dir (default ./.hearth): a server running on that data dir applies the
   change within a second; otherwise it is served from the next start.
 
+  hearth models load ID --url URL --key KEY
+  hearth models unload ID --url URL --key KEY [--force]
+      Loads a model of a running server now (answers once it is ready), or unloads it
+      (once its requests in flight have ended; --force cuts them). \`hearth ps\` lists
+      what is loaded.
+
   --wait       (add, redeploy) wait until the model is ready or failed
   -h, --help   show this help
 `;
@@ -84,8 +91,11 @@ export async function modelsCommand(args: string[], io: Io): Promise<number> {
       return redeploy(rest, io);
     case 'verify':
       return verify(rest, io);
+    case 'load':
+    case 'unload':
+      return loadOrUnload(sub, rest, io, MODELS_HELP);
     default:
-      throw new UsageError(`models: unknown subcommand "${sub}" (expected list, add, remove, redeploy or verify). Run "hearth models --help".`);
+      throw new UsageError(`models: unknown subcommand "${sub}" (expected list, add, remove, redeploy, load, unload or verify). Run "hearth models --help".`);
   }
 }
 
@@ -97,12 +107,12 @@ const REMOTE_OPTIONS = {
   wait: { type: 'boolean' },
 } as const;
 
-interface Remote {
+export interface Remote {
   url: string;
   key: string;
 }
 
-function remoteOf(cmd: string, values: { url?: string; key?: string }): Remote | undefined {
+export function remoteOf(cmd: string, values: { url?: string; key?: string }): Remote | undefined {
   if (values.url === undefined) {
     if (values.key !== undefined) throw new UsageError(`${cmd}: --key goes with --url`);
     return undefined;
@@ -113,7 +123,7 @@ function remoteOf(cmd: string, values: { url?: string; key?: string }): Remote |
   return { url: values.url.replace(/\/+$/, ''), key };
 }
 
-async function call(r: Remote, method: string, p: string, body?: unknown): Promise<unknown> {
+export async function call(r: Remote, method: string, p: string, body?: unknown): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(`${r.url}${p}`, {
@@ -132,7 +142,7 @@ async function call(r: Remote, method: string, p: string, body?: unknown): Promi
   return data;
 }
 
-const modelPath = (id: string) => `/admin/models/${encodeURIComponent(id)}`;
+export const modelPath = (id: string) => `/admin/models/${encodeURIComponent(id)}`;
 
 /** Polls the server until the model is ready or failed, drawing its download progress. */
 async function waitRemote(r: Remote, id: string, io: Io, timeoutMs = 30 * 60_000): Promise<ModelState> {
@@ -258,7 +268,7 @@ function upstreamOf(values: { upstream?: string; 'upstream-model'?: string; 'ups
   return r.data;
 }
 
-function positionalId(cmd: string, positionals: string[]): string {
+export function positionalId(cmd: string, positionals: string[]): string {
   if (positionals.length !== 1) throw new UsageError(`${cmd}: give exactly one model id (svc/NAME)`);
   return positionals[0]!;
 }

@@ -7,6 +7,7 @@ import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.
 import { CliError, UsageError } from '../errors.js';
 import { downloadBars, type ProgressView } from '../progress.js';
 import type { Io } from '../io.js';
+import { RESIDENCY_HELP, RESIDENCY_OPTIONS, residencyOptions } from '../residency-flags.js';
 
 export const SERVE_HELP = `Usage: hearth serve [options]
 
@@ -36,7 +37,7 @@ Serves the catalog's models with the OpenAI-shaped API (and /generate).
   --image-url-hosts H    hosts (name or name:port, comma-separated) whose http(s)
                          image URLs may be fetched (default: none; data: URLs only)
   --kv-cache-mb N        prefix-cache memory per model in MiB (default 256; 0 = off)
-  --speculative S        ngram (default: drafts by prompt lookup while one request
+${RESIDENCY_HELP}  --speculative S        ngram (default: drafts by prompt lookup while one request
                          runs), draft (a catalog entry's draft model, prompt lookup
                          where it names none) or off; an entry's "speculative" overrides it
   --threads N            CPU threads of each graph run (default: onnxruntime's, one per core)
@@ -59,6 +60,7 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
   const { values } = parse('serve', args, {
     ...HELP_OPTION,
     ...STORE_OPTIONS,
+    ...RESIDENCY_OPTIONS,
     host: { type: 'string' },
     port: { type: 'string' },
     catalog: { type: 'string' },
@@ -88,7 +90,7 @@ export function serveOptions(args: string[], io: Io): ServeOptions | null {
     io.out(SERVE_HELP);
     return null;
   }
-  const o: ServeOptions = { log: (line) => io.out(line) };
+  const o: ServeOptions = { log: (line) => io.out(line), ...residencyOptions(values) };
   if (values.host !== undefined) {
     if (!values.host.trim()) throw new UsageError('serve: --host must not be empty');
     o.host = values.host;

@@ -4,6 +4,7 @@
 import type { FileProgress } from '../../backends/web-cache.js';
 import type { WebDevice } from '../../backends/web.js';
 import type { EngineApi } from '../protocol.js';
+import type { ResidencyOptions } from '../options.js';
 
 export type EngineKind = 'shared' | 'dedicated';
 
@@ -16,6 +17,8 @@ export interface WorkerConfig {
   throttleMs?: number;
   /** Where hub repo ids are fetched from (default: transformers.js's `env.remoteHost`). */
   hubURL?: string;
+  /** When models load and unload (startHearth's load, keepAlive, maxLoadedModels); a shared engine takes the first page's. */
+  residency?: ResidencyOptions;
 }
 
 export interface WorkerInfo {

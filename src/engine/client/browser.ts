@@ -170,7 +170,7 @@ export async function startBrowserEngine(opts: BrowserEngineOptions): Promise<Br
     ...forwardEngine(call as WorkerCall, served),
     models: async () => {
       const states: ModelState[] = await call((api) => api.models());
-      return states.map((m) => (m.status === 'starting' && !m.detail ? { ...m, detail: progressText(summary(m.id)) } : m));
+      return states.map((m) => ((m.status === 'starting' || m.status === 'loading') && !m.detail ? { ...m, detail: progressText(summary(m.id)) } : m));
     },
     home: () => call((api) => api.home()),
     storedModels: () => call((api) => api.storedModels()),

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { EngineError } from '../errors.js';
 import type { Device, EngineApi } from '../protocol.js';
 import type { SpeculativeMode } from '../spec/draft-policy.js';
+import { residencyOf, type ResidencyOptions } from '../options.js';
 import { Comlink, nodeEndpoint } from '../rpc.js';
 import { workerFile, workerScript } from '../worker-script.js';
 import { forwardEngine, ServedModels } from './forward.js';
@@ -15,7 +16,9 @@ export interface NodeEngine extends Required<EngineApi> {
   terminate(graceMs?: number): Promise<void>;
 }
 
-export interface NodeEngineOptions {
+export type { ResidencyOptions };
+
+export interface NodeEngineOptions extends ResidencyOptions {
   device?: Device;
   kvCacheMb?: number;
   /** The most pixels an image may have (default 50,000,000). */
@@ -53,7 +56,7 @@ export function startNodeEngine(opts: NodeEngineOptions = {}): NodeEngine {
 
   function spawn() {
     const script = workerScript(opts.workerFile ?? workerFile('node', import.meta.url));
-    const workerData = { device, kvCacheMb: opts.kvCacheMb, maxImagePixels: opts.maxImagePixels, speculative: opts.speculative, threads: opts.threads, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs };
+    const workerData = { device, kvCacheMb: opts.kvCacheMb, maxImagePixels: opts.maxImagePixels, speculative: opts.speculative, threads: opts.threads, hubCacheDir: opts.hubCacheDir, grammarCompileMs: opts.grammarCompileMs, residency: residencyOf(opts) };
     const worker = new Worker(script.entry, { workerData, eval: script.eval });
     const api = Comlink.wrap<EngineApi>(nodeEndpoint(worker));
     worker.unref();

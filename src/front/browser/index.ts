@@ -13,6 +13,8 @@ import { parseCatalog } from '../../engine/catalog.js';
 import { startBrowserEngine, type BrowserEngine, type LoadProgress } from '../../engine/client/browser.js';
 import type { EngineKind } from '../../engine/client/browser-worker.js';
 import type { CatalogEntry, ModelTask } from '../../engine/protocol.js';
+import { parseKeepAlive } from '../../engine/keep-alive.js';
+import { residencyOf, type ResidencyOptions } from '../../engine/options.js';
 import { upstreamEntry } from '../../upstream/entry.js';
 import { Upstreams, withUpstreams } from '../../upstream/registry.js';
 import { createRuntime, modelsSettled } from '../../runtime.js';
@@ -56,6 +58,14 @@ export interface StartHearthOptions {
    * resolves as soon as requests can be made; until a model is ready they get 503
    * `model_not_ready` with the load progress in the message. */
   waitForModels?: boolean;
+  /** `eager` (default): every model loads at start; `on-demand`: each loads at its first request. */
+  load?: 'eager' | 'on-demand';
+  /** How long an idle model stays loaded after its last request: "30s", "5m", "1h", a number of
+   * seconds, or -1 (forever; the default when eager, 5 minutes on demand). An unloaded model's
+   * sessions and GPU buffers are destroyed; its files stay in the Cache API, so it reloads quickly. */
+  keepAlive?: string | number;
+  /** The most models loaded at once; a load past it unloads the least recently used idle one first. */
+  maxLoadedModels?: number;
   /** Milliseconds between network chunks of model files: makes a load slow (tests). */
   throttleMs?: number;
   /** Catalog entries whose source is a hub repo id are fetched from here, file by file, into
@@ -80,6 +90,20 @@ export interface PageUpstream {
   context_length?: number;
   class?: string;
   price?: CatalogEntry['price'];
+}
+
+/** startHearth's load, keepAlive and maxLoadedModels as the engine's options (a bad keepAlive throws, naming it). */
+function pageResidency(o: Pick<StartHearthOptions, 'load' | 'keepAlive' | 'maxLoadedModels'>): ResidencyOptions {
+  let keepAliveMs: number | undefined;
+  if (o.keepAlive !== undefined) {
+    const ms = parseKeepAlive(o.keepAlive);
+    if (ms === null) throw new TypeError(`startHearth: keepAlive takes "30s", "5m", "1h", a number of seconds or -1 (got ${JSON.stringify(o.keepAlive)})`);
+    keepAliveMs = ms;
+  }
+  if (o.maxLoadedModels !== undefined && !(Number.isInteger(o.maxLoadedModels) && o.maxLoadedModels >= 1)) {
+    throw new TypeError(`startHearth: maxLoadedModels must be an integer ≥ 1 (got ${o.maxLoadedModels})`);
+  }
+  return residencyOf({ load: o.load, keepAliveMs, maxLoadedModels: o.maxLoadedModels });
 }
 
 /** Upstream entries, and where their keys are found (config, not an environment). */
@@ -157,6 +181,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
       numThreads: options.numThreads,
       throttleMs: options.throttleMs,
       hubURL: options.hubURL,
+      residency: pageResidency(options),
     },
     onProgress,
   });

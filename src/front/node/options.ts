@@ -57,6 +57,16 @@ export interface ServeOptions {
   logLevel?: string;
   /** How long shutdown lets in-flight requests finish before cutting them, in ms (default 10000). */
   drainMs?: number;
+  /** `eager` (default): every listed model loads at start; `on-demand`: each is `unloaded` until its first request. */
+  load?: 'eager' | 'on-demand';
+  /** How long an idle model stays loaded after its last request, in ms; -1 = forever (default: -1 eager, 5 minutes on demand). */
+  keepAliveMs?: number;
+  /** The most models loaded at once (default: no limit): a load past it first unloads the least recently used idle model. */
+  maxLoadedModels?: number;
+  /** The most MiB the loaded models' estimates (weights + one context of KV) may add up to (default: no limit). */
+  memoryBudgetMb?: number;
+  /** How long a request waits for its model to load, in ms (default 120000); then 503 model_not_ready. */
+  loadTimeoutMs?: number;
 }
 
 export const DEFAULT_DATA_DIR = '.hearth';

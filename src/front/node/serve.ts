@@ -82,6 +82,11 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
     speculative: opts.speculative,
     threads: opts.threads,
     hubCacheDir: hubCacheDir(),
+    load: opts.load,
+    keepAliveMs: opts.keepAliveMs,
+    maxLoadedModels: opts.maxLoadedModels,
+    memoryBudgetMb: opts.memoryBudgetMb,
+    loadTimeoutMs: opts.loadTimeoutMs,
     // The engine restarts by itself; why it stopped goes in the log.
     onCrash: (cause, code) => logger.error({ exit_code: code, cause: cause?.stack ?? cause?.message ?? 'none reported' }, 'engine worker stopped; restarting it and loading its models again'),
   });
