@@ -83,7 +83,6 @@ interface Track {
 export function demuxWebmAudio(bytes: Uint8Array): WebmAudioTrack | null {
   const tracks: Track[] = [];
   let entry: Track | null = null;
-  let audio: Track | null = null;
   const blocks: { track: number; frames: Uint8Array[]; padding: number }[] = [];
   let groupPadding = 0;
   let groupBlock: { track: number; frames: Uint8Array[]; padding: number } | null = null;
@@ -142,7 +141,7 @@ export function demuxWebmAudio(bytes: Uint8Array): WebmAudioTrack | null {
     }
   }
 
-  audio = tracks.find((t) => t.type === AUDIO_TRACK) ?? null;
+  const audio = tracks.find((t) => t.type === AUDIO_TRACK);
   if (!audio) return null;
   const number = audio.number;
   const own = blocks.filter((b) => b.track === number);

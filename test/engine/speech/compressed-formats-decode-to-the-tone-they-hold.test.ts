@@ -13,6 +13,7 @@ const FILES: [file: string, format: string, seconds: number][] = [
   ['tone-440hz.webm', 'webm', 2],
   ['tone-440hz-streamed.webm', 'webm', 2],
   ['tone-440hz.m4a', 'mp4', 2],
+  ['tone-440hz.aac', 'aac', 2],
   ['tone-440hz-3ch-24bit.wav', 'wav', 0.5],
 ];
 

@@ -59,7 +59,30 @@ describe('decodeAudio refusals', () => {
     }
   });
 
-  for (const file of ['tone-440hz.flac', 'tone-440hz.mp3', 'tone-440hz-vorbis.ogg', 'tone-440hz-opus.ogg', 'tone-440hz.webm', 'tone-440hz.m4a', 'speech-en.wav']) {
+  for (const file of ['tone-440hz.flac', 'tone-440hz.webm', 'tone-440hz.m4a', 'tone-440hz-opus.ogg', 'tone-440hz.mp3', 'tone-440hz.aac']) {
+    it(`decodes ${file} with bytes overwritten at random to audio, or refuses it`, async () => {
+      const whole = audioFixture(file);
+      const rng = createRng(file.length);
+      for (let trial = 0; trial < 6; trial++) {
+        const bad = whole.slice();
+        // Past the first 8 bytes (so the format is still detected), a few runs of random bytes.
+        for (let run = 0; run < 1 + trial; run++) {
+          const at = 8 + Math.floor(rng() * (bad.length - 8));
+          for (let i = at; i < Math.min(bad.length, at + 1 + Math.floor(rng() * 64)); i++) bad[i] = Math.floor(rng() * 256);
+        }
+        try {
+          const audio = await decodeAudio(bad);
+          expect(audio.samples.length).toBeGreaterThan(0);
+          expect(audio.samples.every(Number.isFinite)).toBe(true);
+        } catch (e) {
+          expect(e).toBeInstanceOf(EngineError);
+          expect((e as EngineError).param).toBe('file');
+        }
+      }
+    });
+  }
+
+  for (const file of ['tone-440hz.flac', 'tone-440hz.aac', 'tone-440hz.mp3', 'tone-440hz-vorbis.ogg', 'tone-440hz-opus.ogg', 'tone-440hz.webm', 'tone-440hz.m4a', 'speech-en.wav']) {
     it(`decodes truncations of ${file} to at most its length, or refuses them`, async () => {
       const whole = audioFixture(file);
       const full = await decodeAudio(whole);
