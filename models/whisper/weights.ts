@@ -83,6 +83,7 @@ export function sinusoids(length: number, channels: number): Float32Array {
   return out;
 }
 
+/** Every weight, the encoder's fixed positions included (as HF's num_parameters counts them). */
 export function parameterCount(w: WhisperWeights): number {
   let n = 0;
   const add = (v: unknown): void => {
@@ -90,7 +91,7 @@ export function parameterCount(w: WhisperWeights): number {
     else if (Array.isArray(v)) v.forEach(add);
     else if (v && typeof v === 'object') Object.values(v).forEach(add);
   };
-  const { dims: _dims, encoderPositions: _fixed, ...learned } = w;
-  add(learned);
+  const { dims: _dims, ...weights } = w;
+  add(weights);
   return n;
 }
