@@ -26,6 +26,16 @@ export const RESIDENCY_HELP = `  --load M               eager (default: every li
                          to free included, before a 503 (default 120)
 `;
 
+/** `--keep-alive -1` as `--keep-alive=-1`: parseArgs takes a value that starts with "-" for a flag of its own. */
+export function joinNegativeKeepAlive(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--keep-alive' && /^-\d/.test(args[i + 1] ?? '')) out.push(`--keep-alive=${args[++i]}`);
+    else out.push(args[i]!);
+  }
+  return out;
+}
+
 /** The residency flags as ServeOptions. */
 export function residencyOptions(values: FlagValues<typeof RESIDENCY_OPTIONS>): Partial<ServeOptions> {
   const o: Partial<ServeOptions> = {};

@@ -7,7 +7,7 @@ import { HELP_OPTION, STORE_OPTIONS, intFlag, numberFlag, parse } from '../args.
 import { CliError, UsageError } from '../errors.js';
 import { downloadBars, type ProgressView } from '../progress.js';
 import type { Io } from '../io.js';
-import { RESIDENCY_HELP, RESIDENCY_OPTIONS, residencyOptions } from '../residency-flags.js';
+import { RESIDENCY_HELP, RESIDENCY_OPTIONS, joinNegativeKeepAlive, residencyOptions } from '../residency-flags.js';
 
 export const SERVE_HELP = `Usage: hearth serve [options]
 
@@ -57,7 +57,7 @@ const DEVICES = ['cpu', 'cuda', 'webgpu'] as const;
 
 /** Parses `hearth serve` flags into ServeOptions (exported for tests). */
 export function serveOptions(args: string[], io: Io): ServeOptions | null {
-  const { values } = parse('serve', args, {
+  const { values } = parse('serve', joinNegativeKeepAlive(args), {
     ...HELP_OPTION,
     ...STORE_OPTIONS,
     ...RESIDENCY_OPTIONS,
