@@ -14,14 +14,14 @@ export const upstreamSchema = z.object({
 /** One catalog entry, as catalog files (the package's and the data dir's) hold it. */
 export const catalogEntrySchema = z.object({
   id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'ids look like svc/<name>'),
-  task: z.enum(['chat', 'completion', 'embedding', 'rerank']),
+  task: z.enum(['chat', 'completion', 'embedding', 'rerank', 'transcription']),
   class: z.string(),
   context_length: z.number().int().positive(),
   source: z.string().min(1).optional(),
   upstream: upstreamSchema.optional(),
   // Devices not named use fp32.
   dtype: z.partialRecord(z.enum(['cpu', 'cuda', 'webgpu', 'wasm']), z.string()).optional(),
-  price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0) }),
+  price: z.object({ input_per_1m: z.number().min(0), output_per_1m: z.number().min(0), per_audio_second: z.number().min(0).optional() }),
   owned_by: z.string().optional(),
   /** Overrides what the model's files say about thinking in `<think>` blocks. */
   reasoning: z.enum(['think', 'none']).optional(),

@@ -11,6 +11,7 @@ import {
   DECODER_TYPES,
   ENCODER_TYPES,
   contextLength,
+  isSpeechType,
   sizeClass,
   validateCheckpoint,
   type FileReader,
@@ -105,12 +106,13 @@ export async function entryFromHub(req: AddModelRequest, repo: string, hubCacheD
   const config = JSON.parse(await readFile(join(folder, 'config.json'), 'utf8')) as Record<string, unknown> & { model_type?: string };
   const type = config.model_type ?? '';
   const decoder = (DECODER_TYPES as readonly string[]).includes(type);
-  if (!decoder && !(ENCODER_TYPES as readonly string[]).includes(type)) {
+  const speech = isSpeechType(type);
+  if (!decoder && !speech && !(ENCODER_TYPES as readonly string[]).includes(type)) {
     throw new CheckpointError(repo, [
-      type ? `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')})` : 'config.json has no model_type',
+      type ? `model_type "${type}" is not supported (decoders: ${DECODER_TYPES.join(', ')}; encoders: ${ENCODER_TYPES.join(', ')}; speech: whisper)` : 'config.json has no model_type',
     ]);
   }
-  let task: CatalogEntry['task'] = decoder ? 'completion' : isCrossEncoderConfig(config as ClassifierConfig) ? 'rerank' : 'embedding';
+  let task: CatalogEntry['task'] = speech ? 'transcription' : decoder ? 'completion' : isCrossEncoderConfig(config as ClassifierConfig) ? 'rerank' : 'embedding';
   if (decoder) {
     const tc = JSON.parse(await readFile(join(folder, 'tokenizer_config.json'), 'utf8')) as { chat_template?: unknown };
     if (tc.chat_template || (await hubHasChatTemplateFile(repo, folder))) task = 'chat';

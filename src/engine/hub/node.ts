@@ -65,6 +65,7 @@ export class DownloadError extends Error {
 /** What a VLM's processor reads besides transformers.js's file list (which has preprocessor_config.json at most). */
 const VLM_FILES = ['preprocessor_config.json', 'processor_config.json', 'chat_template.json'];
 const VLM_OPTIONAL = ['processor_config.json', 'chat_template.json'];
+const SPEECH_FILES = ['preprocessor_config.json', 'generation_config.json'];
 
 export interface DownloadRequest {
   repo: string;
@@ -102,9 +103,11 @@ export async function downloadModel(opts: HubOptions, req: DownloadRequest): Pro
   const pooling = req.task === 'embedding' ? ['1_Pooling/config.json'] : [];
   // A vision-language model (its list has a vision encoder) needs its processor's configs too.
   const vision = files.some((f) => f.startsWith('onnx/vision_encoder')) ? VLM_FILES : [];
+  // So does a Whisper (its list has an encoder_model): the feature extractor's settings, and its decoding rules.
+  const speech = files.some((f) => f.startsWith('onnx/encoder_model')) ? SPEECH_FILES : [];
   // transformers.js's file list leaves out chat_template.jinja, where newer exports keep the chat template.
   const optional = new Set(['generation_config.json', 'special_tokens_map.json', CHAT_TEMPLATE_FILE, ...pooling, ...VLM_OPTIONAL]);
-  const wanted = [...new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling, ...vision, CHAT_TEMPLATE_FILE])];
+  const wanted = [...new Set([...files, 'tokenizer.json', 'tokenizer_config.json', ...pooling, ...vision, ...speech, CHAT_TEMPLATE_FILE])];
   // A folder holding every file it needs was downloaded before: it starts with no hub reachable,
   // an optional file it lacks staying absent. A fresh download fails instead, so it is retried whole.
   const downloadedBefore = wanted.every((f) => optional.has(f) || existsSync(join(folder, f)));

@@ -199,6 +199,7 @@ export interface FileReader {
 
 interface CheckpointConfig extends ClassifierConfig {
   model_type?: string;
+  max_target_positions?: number;
   max_position_embeddings?: number;
   n_positions?: number;
   hidden_size?: number;
@@ -218,6 +219,8 @@ const POSITIONS_AFTER_PADDING = new Set(['roberta', 'xlm-roberta', 'mpnet']);
 
 /** The longest input the position table takes: RoBERTa's keeps padding_idx + 1 rows before the first (514 rows, 512 tokens). */
 export function contextLength(c: CheckpointConfig): number {
+  // A Whisper's decoder positions: a window's prompt and reply together (448).
+  if (c.max_target_positions !== undefined && isSpeechType(c.model_type)) return c.max_target_positions;
   const positions = c.max_position_embeddings ?? c.n_positions ?? 2048;
   const offset = POSITIONS_AFTER_PADDING.has(c.model_type ?? '') && c.pad_token_id !== undefined ? c.pad_token_id + 1 : 0;
   return positions - offset;
