@@ -13,6 +13,7 @@ import { decodeImageNode } from './node-image.js';
 import type { Device } from '../engine/protocol.js';
 import type { KvArray } from './kv.js';
 import type { Backend, InferenceSession } from './types.js';
+import { collectGarbage } from './node-reclaim.js';
 
 export const CUDA_INSTALL_HINT =
   'Install it with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (needs CUDA 12 and cuDNN 9), or use --device cpu.';
@@ -41,6 +42,7 @@ export function nodeBackend(device: Device = 'cpu', opts: { threads?: number; kv
     ...(device === 'webgpu' ? { fusedAttentionWorkarounds: once(() => checkFusedAttention(openCheck, ort.Tensor)) } : {}),
     Tensor: ort.Tensor,
     loadXGrammar: loadXGrammarInNode,
+    reclaim: collectGarbage,
     async createSession(model, externalData = [], deviceOutputs = []) {
       const options: ort.InferenceSession.SessionOptions = {
         executionProviders: [device],

@@ -31,6 +31,8 @@ export interface FusedAttentionWorkarounds {
  */
 export interface Backend {
   readonly device: Device;
+  /** Returns what a released model left in the JS heap (a full collection, after an unload); absent: left to the runtime. */
+  reclaim?(): void;
   /**
    * Where the device may run GroupQueryAttention (fused exports' attention) otherwise than the
    * CPU: a self-check on the adapter (fused-attention-check.ts), run once, that says which

@@ -155,6 +155,7 @@ export class ModelHost {
       this.loaded = undefined;
       this.expiresAt = undefined;
       await this.#release(m);
+      this.backend.reclaim?.(); // the model's JS side (graph bytes, tokenizer, host KV) goes now, not at some later collection
       this.status = 'unloaded';
       this.detail = undefined;
       this.counts.unloads[reason] = (this.counts.unloads[reason] ?? 0) + 1;
