@@ -15,7 +15,7 @@ const addSchema = z
     id: z.string().regex(/^svc\/[A-Za-z0-9._-]+$/, 'model ids look like svc/<name> (letters, digits, . _ -)'),
     from: z.string().min(1).optional(),
     upstream: upstreamSchema.optional(),
-    task: z.enum(['chat', 'completion', 'embedding', 'rerank']).optional(),
+    task: z.enum(['chat', 'completion', 'embedding', 'rerank', 'transcription']).optional(),
     context_length: z.number().int().positive().optional(),
     class: z.string().min(1).optional(),
     dtype: catalogEntrySchema.shape.dtype,

@@ -194,7 +194,7 @@ async function add(args: string[], io: Io): Promise<number> {
   if (values.from && upstream) throw new UsageError('models add: give --from or --upstream, not both');
   const req: AddModelRequest = upstream ? { id: values.id, upstream } : { id: values.id, from: values.from };
   if (values.task !== undefined) {
-    if (!['chat', 'completion', 'embedding', 'rerank'].includes(values.task)) throw new UsageError('models add: --task must be chat, completion, embedding or rerank');
+    if (!['chat', 'completion', 'embedding', 'rerank', 'transcription'].includes(values.task)) throw new UsageError('models add: --task must be chat, completion, embedding, rerank or transcription');
     req.task = values.task as ModelTask;
   }
   const ctx = intFlag('models add', 'context-length', values['context-length'], 1);
