@@ -101,6 +101,10 @@ export interface RouterOptions {
   maxAudioBytes?: number;
   /** Longest audio one transcription or translation may carry, in seconds (default 3,600). */
   maxAudioSeconds?: number;
+  /** Decodes an uploaded audio file to mono 16 kHz samples where the front door can do it natively
+   * (the page's Web Audio, on the page thread: every format the browser plays, AAC included);
+   * undefined, or a failure, leaves the file to the engine's decoders. */
+  decodeAudio?: (bytes: Uint8Array) => Promise<Float32Array | undefined>;
   /** Prefix the OpenAI routes are mounted under (default "/v1"). */
   basePath?: string;
 }

@@ -181,6 +181,15 @@ function connection(): BrowserWorkerApi {
     cancel: async (id) => engine?.cancel(id),
     embed: (req) => unlessDeviceLost(() => started().embed(req)),
     score: (req) => unlessDeviceLost(() => started().score(req)),
+    // A page's transcription is its own: it ends with the page, as its generations do.
+    async transcribe(req, onDelta) {
+      mine.add(req.id);
+      try {
+        return await unlessDeviceLost(() => ops().transcribe(req, onDelta));
+      } finally {
+        mine.delete(req.id);
+      }
+    },
     countTokens: (req) => ops().countTokens(req),
     tokenize: (req) => ops().tokenize(req),
     detokenize: (req) => ops().detokenize(req),

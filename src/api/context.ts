@@ -26,6 +26,8 @@ export interface RouteDeps {
   runtime: Runtime;
   maxBodyBytes: number;
   limits: RequestLimits;
+  /** The front door's own audio decoder (RouterOptions.decodeAudio), where it has one. */
+  decodeAudio?: (bytes: Uint8Array) => Promise<Float32Array | undefined>;
 }
 
 /**

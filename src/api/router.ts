@@ -94,7 +94,7 @@ function normaliseBase(p: string | undefined): string {
 export function createRouter(runtime: Runtime, options: RouterOptions = {}): Router {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const base = normaliseBase(options.basePath);
-  const deps: RouteDeps = { runtime, maxBodyBytes, limits: requestLimits(options) };
+  const deps: RouteDeps = { runtime, maxBodyBytes, limits: requestLimits(options), ...(options.decodeAudio ? { decodeAudio: options.decodeAudio } : {}) };
   const incidents = new IncidentLog();
   const since = Date.now();
   const app = new Hono<ApiEnv>();

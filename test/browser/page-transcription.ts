@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { wavBytes } from '../helpers/wav.js';
 import type { Info } from './page-client.js';
 
-export async function transcriptionFlow(info: Info, model: string, samples: number[]) {
+export async function transcriptionFlow(info: Info, model: string, samples: number[], m4a: number[]) {
   const sdk = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: info.apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
   const file = () => new File([wavBytes(Float32Array.from(samples), 16_000, { format: 'float32' }) as BlobPart], 'clip.wav', { type: 'audio/wav' });
   const json = await sdk.audio.transcriptions.create({ file: file(), model, language: 'en' });
@@ -19,5 +19,7 @@ export async function transcriptionFlow(info: Info, model: string, samples: numb
     () => null,
     (e: { status?: number; error?: { param?: string } }) => ({ status: e.status, param: e.error?.param }),
   );
-  return { json, verbose, srt, streamed, refused };
+  // An iPhone's voice memo is m4a: the page's Web Audio decodes it (the worker has no AAC decoder).
+  const memo = await sdk.audio.transcriptions.create({ file: new File([Uint8Array.from(m4a)], 'memo.m4a', { type: 'audio/mp4' }), model, language: 'en' });
+  return { json, verbose, srt, streamed, refused, memo };
 }

@@ -1,6 +1,8 @@
 // Speech to text in a real headless Chromium tab, on WASM: the page's unmodified openai SDK posts
 // a File, answered in the tab by the tiny-whisper fixture on onnxruntime-web (audio decoded in
 // the engine's worker), with transformers.js's text on Node for the same samples.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chirp } from '../helpers/signals.js';
 import { referenceTranscript } from '../helpers/speech.js';
@@ -36,7 +38,8 @@ suite('transcription in the page on ?device=wasm', () => {
   beforeAll(async () => {
     const tab = await openDemo(browser.context, `${server.url}?device=wasm&models=${MODELS.join(',')}`);
     ({ info, errors } = tab);
-    r = await call(tab.page, 'transcriptionFlow', info, MODEL, Array.from(samples));
+    const m4a = readFileSync(join(import.meta.dirname, '../fixtures/audio/tone-440hz.m4a'));
+    r = await call(tab.page, 'transcriptionFlow', info, MODEL, Array.from(samples), Array.from(m4a));
   }, 240_000);
 
   it("answers the openai SDK's file with transformers.js's text", () => {
@@ -49,6 +52,10 @@ suite('transcription in the page on ?device=wasm', () => {
     expect(r.verbose.segments!.map((s) => s.text.trim())).toEqual(reference.segments.map((c) => c.text.trim()));
     expect(r.verbose.segments!.map((s) => s.start)).toEqual(reference.segments.map((c) => c.timestamp[0]));
     expect(r.srt.trim().split(/\n\n+/).length).toBe(r.verbose.segments!.length);
+  });
+
+  it("transcribes an m4a file, decoded by the page's Web Audio", () => {
+    expect(r.memo.text.length).toBeGreaterThan(0);
   });
 
   it('refuses a file that is not audio with a 400 naming file', () => {

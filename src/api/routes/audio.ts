@@ -39,7 +39,10 @@ function audioRoute(deps: RouteDeps, parse: (fields: Record<string, unknown>) =>
     if (!engine.transcribe) throw invalidRequest(`This server's engine does not transcribe audio, so \`${model.id}\` cannot be served.`, 'model');
     const audio = new Uint8Array(await call.file.arrayBuffer());
     const charge = await reserveAudio(runtime, c.get('principal'), model.id, audio, deps.limits.audioSeconds);
-    const req: TranscribeRequest = { id: randomId('transcript-'), model: model.id, audio, ...call.engine, max_seconds: deps.limits.audioSeconds };
+    // Decoded here where the front door can (the page's Web Audio), else by the engine's decoders.
+    const samples = await deps.decodeAudio?.(audio).catch(() => undefined);
+    const file = samples ? { audio: new Uint8Array(), samples } : { audio };
+    const req: TranscribeRequest = { id: randomId('transcript-'), model: model.id, ...file, ...call.engine, max_seconds: deps.limits.audioSeconds, ...call.keepAlive };
     return call.stream ? streamed(engine, req, charge, c) : whole(engine, req, charge, call, c);
   };
 }

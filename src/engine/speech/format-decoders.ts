@@ -6,8 +6,10 @@
 // eshaz's wasm-audio-decoders (libFLAC, libvorbis, mpg123); Opus by libopus; AAC by FAAD2.
 //
 // Licences: all MIT except @audio/decode-aac, GPL-2.0 (FAAD2, the only maintained AAC decoder
-// in WASM on npm; the alternatives are LGPL/AGPL FFmpeg or FAAD2 builds). It is imported only
-// for m4a/AAC input, and when it is not installed that input gets a clear error.
+// in WASM on npm; the alternatives are LGPL/AGPL FFmpeg or FAAD2 builds). So it is an optional
+// peer dependency, imported by a name bundlers do not follow (an app's bundle never takes GPL
+// code by accident): a Node server that has it installed decodes m4a; without it m4a gets a
+// clear error. In the page, Web Audio decodes m4a on the page thread before the engine sees it.
 
 import type { AudioFormat } from './audio-format.js';
 import { demuxWebmAudio } from './webm-demux.js';
@@ -23,6 +25,9 @@ export class AudioFileError extends Error {}
 
 type Decoder = (bytes: Uint8Array) => Promise<DecodedChannels>;
 
+/** A variable, not a literal: bundlers leave the import alone. */
+const AAC_DECODER = '@audio/decode-aac';
+
 export const FORMAT_DECODERS: Record<AudioFormat, Decoder> = {
   wav: async (bytes) => (await import('@audio/decode-wav')).default(bytes),
   flac: async (bytes) => (await import('@audio/decode-flac')).default(bytes),
@@ -37,9 +42,9 @@ export const FORMAT_DECODERS: Record<AudioFormat, Decoder> = {
 async function decodeAac(bytes: Uint8Array): Promise<DecodedChannels> {
   let mod: typeof import('@audio/decode-aac');
   try {
-    mod = await import('@audio/decode-aac');
+    mod = (await import(/* @vite-ignore */ AAC_DECODER)) as typeof import('@audio/decode-aac');
   } catch {
-    throw new AudioFileError('m4a/AAC audio needs the package @audio/decode-aac, which is not installed');
+    throw new AudioFileError(`m4a/AAC audio needs the optional package ${AAC_DECODER} (GPL-2.0), which is not installed: npm install ${AAC_DECODER}`);
   }
   return mod.default(bytes);
 }
