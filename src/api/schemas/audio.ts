@@ -7,8 +7,9 @@
 import type { AudioResponseFormat } from 'openai/resources/audio/audio';
 import type { TranscriptionInclude } from 'openai/resources/audio/transcriptions';
 import { z } from 'zod';
-import type { TranscribeRequest } from '../../engine/protocol.js';
+import type { KeepAlive, TranscribeRequest } from '../../engine/protocol.js';
 import { invalidRequest } from '../errors.js';
+import { keepAliveOf } from '../keep-alive.js';
 import { parseBody, pick } from './common.js';
 
 /** Fields read as lists whichever spelling is sent: `timestamp_granularities[]` or `timestamp_granularities`. */
@@ -77,6 +78,8 @@ export interface AudioCall {
   engine: Pick<TranscribeRequest, 'task' | 'language' | 'prompt' | 'temperature' | 'timestamps' | 'logprobs'>;
   /** verbose_json's `words`. */
   words: boolean;
+  /** How long the model stays loaded after this request (`keep_alive`, as every model route takes it). */
+  keepAlive: KeepAlive;
 }
 
 /** Fields OpenAI defines whose effect Hearth does not give: refused, never silently dropped. */
@@ -130,6 +133,7 @@ export function transcriptionCall(fields: Record<string, unknown>): AudioCall {
     format,
     stream,
     words,
+    keepAlive: keepAliveOf(fields),
     engine: {
       task: 'transcribe',
       ...(b.language !== undefined ? { language: b.language.toLowerCase() } : {}),
@@ -154,6 +158,7 @@ export function translationCall(fields: Record<string, unknown>): AudioCall {
     format,
     stream: false,
     words: false,
+    keepAlive: keepAliveOf(fields),
     engine: {
       task: 'translate',
       ...(b.prompt !== undefined && b.prompt.trim() !== '' ? { prompt: b.prompt } : {}),
