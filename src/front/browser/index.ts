@@ -21,6 +21,7 @@ import { createRuntime, modelsSettled } from '../../runtime.js';
 import type { Runtime } from '../../types.js';
 import { handlersFor } from '../msw/handlers.js';
 import { answerPageFetch } from './page-fetch.js';
+import { decodeWithWebAudio } from './web-audio.js';
 
 export type { EngineKind, LoadProgress, WebDevice };
 export { clearModelCache, MODEL_CACHE } from '../../backends/web-cache.js';
@@ -208,7 +209,8 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   });
 
   // A chat's image_url may name the page's own pictures: a blob: URL or a same-origin path.
-  const handlers = handlersFor(runtime, baseURL, { imageUrls: { pageOrigin: location.origin } });
+  // Audio uploads are decoded on the page thread, where Web Audio is (workers have none).
+  const handlers = handlersFor(runtime, baseURL, { imageUrls: { pageOrigin: location.origin }, decodeAudio: decodeWithWebAudio });
   const msw = setupWorker(...handlers);
   // msw 2 reads onUnhandledRequest, msw 3 onUnhandledFrame: the app's msw ignores the other.
   const start = {
