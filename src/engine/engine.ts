@@ -22,6 +22,9 @@ import type {
   ScoreResult,
   TokenEvent,
   TokenizeRequest,
+  TranscribeRequest,
+  TranscribeResult,
+  TranscriptDelta,
 } from './protocol.js';
 import { scoreInBatches } from './score-batches.js';
 import { Sequence } from './sequence.js';
@@ -35,7 +38,7 @@ import type { ImageDecoder, VisionPrompt } from './vision/vision-model.js';
 const noDecoder: ImageDecoder = () => Promise.reject(new Error('no image decoder'));
 
 /** Every task: each model has a tokenizer. */
-const ALL_TASKS: ModelTask[] = ['chat', 'completion', 'embedding', 'rerank'];
+const ALL_TASKS: ModelTask[] = ['chat', 'completion', 'embedding', 'rerank', 'transcription'];
 
 /**
  * The engine as the worker exposes it: finds the model, turns the prompt into
@@ -241,7 +244,10 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
     },
 
     async cancel(id: string) {
-      for (const h of [...hosts.values(), ...retiring]) h.loaded?.scheduler?.cancel(id);
+      for (const h of [...hosts.values(), ...retiring]) {
+        h.loaded?.scheduler?.cancel(id);
+        h.loaded?.speech?.cancel(id);
+      }
     },
 
     async embed(req: EmbedRequest): Promise<EmbedResult> {
@@ -250,6 +256,14 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
 
     async score(req: ScoreRequest): Promise<ScoreResult> {
       return use(req.model, ['rerank'], req.keep_alive_ms, ({ host, model }) => scoreOn(host, model, req));
+    },
+
+    // The file is decoded, cut into windows and transcribed on the worker; counted in flight like an embedding call.
+    async transcribe(req: TranscribeRequest, onDelta?: (ev: TranscriptDelta) => void): Promise<TranscribeResult> {
+      return use(req.model, ['transcription'], req.keep_alive_ms, ({ host, model }) => {
+        if (!model.speech) throw new EngineError('unsupported_task', `${req.model} cannot transcribe`, 'model');
+        return host.embedding(model, () => model.speech!.transcribe(req, onDelta));
+      });
     },
 
     async loadModel(id: string) {

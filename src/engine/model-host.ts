@@ -18,6 +18,7 @@ import { releaseGrammars } from './structured/index.js';
 import { TextCodec } from './text/codec.js';
 import { PairEncoder } from './text/pairs.js';
 import { VisionModel } from './vision/vision-model.js';
+import { SpeechModel } from './speech/speech-model.js';
 
 export const DEFAULT_KV_CACHE_MB = 256;
 
@@ -38,6 +39,8 @@ export interface LoadedModel {
   drafter?: DraftModel;
   /** A vision-language model's processor and vision encoder (its text model is `lm`). */
   vision?: VisionModel;
+  /** A transcription model (Whisper): its encoder, decoder and decoding rules. */
+  speech?: SpeechModel;
 }
 
 export interface HostOptions extends EngineOptions {
@@ -220,7 +223,7 @@ export class ModelHost {
       status: this.status,
       created: this.created,
       owned_by: owned_by ?? 'hearth',
-      input_modalities: this.loaded?.vision ? ['text', 'image'] : ['text'],
+      input_modalities: task === 'transcription' ? ['audio'] : this.loaded?.vision ? ['text', 'image'] : ['text'],
       ...(this.detail ? { detail: this.detail } : {}),
       ...(this.loaded && task === 'chat' ? { tool_syntax: this.loaded.codec.toolSyntax } : {}),
       ...(this.loaded?.thinks ? { reasoning: 'think' as const } : {}),
@@ -324,6 +327,7 @@ export class ModelHost {
     await m.lm?.dispose().catch(() => undefined);
     await m.drafter?.lm.dispose().catch(() => undefined);
     await m.vision?.dispose().catch(() => undefined);
+    await m.speech?.dispose().catch(() => undefined);
     await m.encoder?.dispose().catch(() => undefined);
     await m.scorer?.dispose().catch(() => undefined);
     await releaseGrammars(m.codec).catch(() => undefined); // structured outputs
@@ -396,6 +400,7 @@ export class ModelHost {
       return { codec, encoder };
     }
     if (entry.task === 'rerank') return this.#loadCrossEncoder(folder, entry, codec);
+    if (entry.task === 'transcription') return { codec, speech: await SpeechModel.load(this.backend, folder, entry, codec) };
     const lm = await CausalLM.load(this.backend, folder, entry, { headTopK: this.opts.headTopK });
     try {
       await lm.warmUp();

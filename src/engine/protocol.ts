@@ -361,6 +361,8 @@ export interface TranscribeRequest {
   logprobs?: boolean;
   /** Longest audio accepted, in seconds (longer: invalid_value on `file`). */
   max_seconds?: number;
+  /** How long the model stays loaded after this request (on-demand loading; see keep_alive). */
+  keep_alive_ms?: number;
 }
 
 export interface TranscriptLogprob {
