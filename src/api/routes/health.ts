@@ -7,9 +7,11 @@ export function health(deps: RouteDeps) {
     try {
       const models = await deps.runtime.engine.models();
       const engine = await deps.runtime.engineHome?.();
-      // `models` keeps its shape (id → status); `model_details` adds what on-demand loading shows.
-      const details = Object.fromEntries(models.map((m) => [m.id, { status: m.status, expires_at: m.expires_at ?? null, ...(m.size_mb !== undefined ? { size_mb: m.size_mb } : {}) }]));
-      return jsonResponse({ status: 'ok', models: Object.fromEntries(models.map((m) => [m.id, m.status])), model_details: details, ...(engine && { engine }) });
+      // `models` keeps its shape (id → status); `model_details` adds what on-demand loading shows,
+      // for the models whose engine reports it (an upstream's or a stub's does not).
+      const shown = models.filter((m) => m.expires_at !== undefined || m.size_mb !== undefined);
+      const details = Object.fromEntries(shown.map((m) => [m.id, { status: m.status, expires_at: m.expires_at ?? null, ...(m.size_mb !== undefined ? { size_mb: m.size_mb } : {}) }]));
+      return jsonResponse({ status: 'ok', models: Object.fromEntries(models.map((m) => [m.id, m.status])), ...(shown.length && { model_details: details }), ...(engine && { engine }) });
     } catch {
       // The engine (worker) is not answering: the process is up but cannot serve.
       return jsonResponse({ status: 'unavailable', models: {} }, 503);
