@@ -102,6 +102,16 @@ describe('transcriptions in every response_format with a stub engine', () => {
     expect(req.id).toMatch(/^transcript-/);
   });
 
+  test('passes keep_alive on as the other model routes do, a form\'s string read as Ollama reads it', async () => {
+    const { postForm, engine } = setupAudio();
+    expect((await postForm(T, audioFields({ keep_alive: '5m' }))).status).toBe(200);
+    expect((await postForm(TR, audioFields({ keep_alive: '0' }))).status).toBe(200);
+    expect(engine.transcribeCalls.map((r) => (r as { keep_alive_ms?: number }).keep_alive_ms)).toEqual([300_000, 0]);
+    const bad = await postForm(T, audioFields({ keep_alive: 'soon' }));
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.param).toBe('keep_alive');
+  });
+
   test('ignores fields it does not know, as OpenAI does, and takes chunking_strategy "auto"', async () => {
     const { postForm } = setupAudio();
     const res = await postForm(T, audioFields({ user: 'u1', chunking_strategy: 'auto', 'metadata[x]': 'y' }));
