@@ -2,20 +2,31 @@
 // causal self-attention and cross-attention) whose greedy transcripts are scripted, so tests get
 // short, audio-dependent texts that end, and timestamps when asked:
 //  - the encoder is random: different audio gives different encoder states;
-//  - the decoder's cross-attention (random queries from the position and the current token,
-//    random keys over the encoder states) writes an audio-dependent "content" vector, which the
-//    output projection reads against a random vector per text token: which words come out
-//    depends on the audio; word tokens (" the", " and", …) carry a bonus, so words split on spaces;
-//  - the learned decoder positions hold the schedule: EOS wins from position EOS_AT on, and
-//    timestamps win at TIMESTAMP_AT (each a one-hot code picking its timestamp token);
-//  - layer 0, head 0 of self-attention attends to <|notimestamps|> when the prompt has it and
-//    writes a "mode" flag that pushes every timestamp logit far down: without timestamps the
-//    transcript is text only, with them it is <|0.00|> words <|t1|><|t1|> words <|t2|> EOS.
+//  - cross-attention heads with random queries (from the position and the current token) over
+//    random keys write an audio-dependent "content" vector (less the window's average, which two
+//    mirror heads subtract), which the output projection reads against a random vector per text
+//    token: which words come out depends on the audio; whole words (" the", " and", …) carry a
+//    bonus, so words split on spaces, and the current word a penalty;
+//  - the schedule (schedule.ts: EOS from the 16th step, timestamps at theirs) is counted from
+//    <|startoftranscript|>: layer 0, head 1 marks every token from it on, layer 1, head 0 attends
+//    evenly to those and reads 1/(r + 1) off its share on <|startoftranscript|>, and layer 1's MLP
+//    turns that count into the schedule, so a prompt before it changes no step;
+//  - layer 0, head 0 attends to <|notimestamps|> when the prompt has it and sets a "mode" flag that
+//    sinks every timestamp logit: without timestamps the transcript is text only, with them it is
+//    <|0.00|> words <|0.60|><|0.60|> words <|1.00|> EOS;
+//  - layer 2's cross-attention heads (the alignment heads) look at their word's frame, through
+//    encoder channels that carry only positions, so word timestamps spread over the first second.
+// Exact reads pass LayerNorm unchanged (layout.ts): flags against a dim nothing writes, the anchor as
+// the difference of its pair, and proj_out's columns summing to zero.
 // The output projection (proj_out) is its own matrix here, not the embedding's transpose: the
 // ONNX interface is the same, and the input and output sides can be designed apart.
 import { Rng } from '../rng.js';
+import { ANCHOR, DIM, encoderAlignDims, encoderReferenceDim, readAnchor, readFlag } from './layout.js';
+import { SCHEDULE, alignFrame, scheduleMlp } from './schedule.js';
 import type { WhisperVocab } from './vocab.js';
 import { sinusoids, type Attention, type DecoderLayer, type EncoderLayer, type Mlp, type Norm, type WhisperDims, type WhisperWeights } from './weights.js';
+
+export { SCHEDULE, alignFrame };
 
 /** The fixture's shapes: whisper-tiny's layout, scaled down. */
 export const TINY_WHISPER_DIMS: Omit<WhisperDims, 'vocabSize'> = {
@@ -23,7 +34,7 @@ export const TINY_WHISPER_DIMS: Omit<WhisperDims, 'vocabSize'> = {
   encoderLayers: 2,
   encoderHeads: 4,
   encoderFfn: 128,
-  decoderLayers: 2,
+  decoderLayers: 3,
   decoderHeads: 4,
   decoderFfn: 128,
   melBins: 80,
@@ -31,69 +42,8 @@ export const TINY_WHISPER_DIMS: Omit<WhisperDims, 'vocabSize'> = {
   targetPositions: 448,
 };
 
-/** Residual dimensions of the decoder design. */
-const DIM = {
-  anchorPlus: 0,
-  anchorMinus: 1,
-  noTimestampsFlag: 2,
-  mode: 3,
-  query: [4, 12] as const,
-  eos: 12,
-  timestamp: 13,
-  word: 14,
-  special: 15,
-  timestampCode: [16, 24] as const,
-  content: [24, 52] as const,
-  /** The frame a word's cross-attention looks at, as the encoder's position channels code it. */
-  align: [52, 64] as const,
-};
-
-/**
- * Encoder channels that carry only their position (conv2 and the layers write nothing there):
- * the sin and cos halves of Whisper's sinusoid channels 4, 6, …, 14 (periods 21 to 405 frames),
- * and a reference channel set to zero in the position table, which the alignment keys subtract so
- * that the final LayerNorm's mean cancels out.
- */
-const ENCODER_ALIGN_CHANNELS = [4, 6, 8, 10, 12, 14];
-const encoderAlignDims = (D: number) => [...ENCODER_ALIGN_CHANNELS, ...ENCODER_ALIGN_CHANNELS.map((c) => D / 2 + c)];
-const encoderReferenceDim = (D: number) => D - 1;
-
-const ANCHOR = 4;
-
-/**
- * The schedule, by the position whose logits choose the next token (the prompt
- * <|startoftranscript|> <|lang|> <|task|> [<|notimestamps|>] fills positions 0–2 or 0–3).
- */
-export const SCHEDULE = {
-  /** EOS wins from here on. */
-  eosAt: 16,
-  /** position → timestamp index (× 0.02 s): <|0.00|> first, a pair at 0.60 s, 1.00 s before EOS. */
-  timestampAt: new Map<number, number>([
-    [2, 0],
-    [8, 30],
-    [9, 30],
-    [15, 50],
-  ]),
-};
-
 /** Alignment heads for word timestamps: the cross-attention heads of the last layer, which look at their word's frames. */
-export const ALIGNMENT_HEADS: [number, number][] = [[1, 0], [1, 1], [1, 2], [1, 3]];
-
-/**
- * The encoder frame (20 ms) each position's word is heard at, with timestamps: 0–0.60 s holds the
- * words at positions 4–8, 0.60–1.00 s those at 11–15 (the layout of SCHEDULE); timestamps look at
- * their own time. From the last timestamp on, none: that query is zero and its attention uniform,
- * so it is the token that outweighs the others on every frame past the words, and the DTW of word
- * timestamps (weights normalised per frame across tokens, so scale-free) gives those frames to it
- * rather than to the faint side lobes of earlier words.
- */
-export function alignFrame(p: number): number | undefined {
-  if (p <= 3) return 0;
-  if (p <= 8) return 6 * (p - 4) + 3;
-  if (p <= 10) return 30;
-  if (p <= 15) return 32 + 4 * (p - 11);
-  return undefined;
-}
+export const ALIGNMENT_HEADS: [number, number][] = [[2, 0], [2, 1], [2, 2], [2, 3]];
 
 const zeros = (n: number) => new Float32Array(n);
 const ones = (n: number) => new Float32Array(n).fill(1);
@@ -180,6 +130,21 @@ function alignmentHeads(cross: Attention, D: number, hd: number): void {
 /** Is this text token a whole lowercase word after a space (GPT-2's Ġ)? */
 const isWord = (token: string) => /^Ġ[a-z]{2,}$/.test(token);
 
+/** Random values with mean 0 and norm `norm` (so every position's row has the same norm and mean). */
+function fixedNorm(rng: Rng, n: number, norm: number): number[] {
+  const v = Array.from({ length: n }, () => rng.normal());
+  const mean = v.reduce((a, b) => a + b, 0) / n;
+  const centred = v.map((x) => x - mean);
+  const k = norm / Math.sqrt(centred.reduce((a, b) => a + b * b, 0));
+  return centred.map((x) => x * k);
+}
+
+/** What LayerNormalization divides `x` by. */
+function layerNormScale(x: Float32Array): number {
+  const mean = x.reduce((a, b) => a + b, 0) / x.length;
+  return Math.sqrt(x.reduce((a, b) => a + (b - mean) ** 2, 0) / x.length + 1e-5);
+}
+
 export function designTinyWhisper(vocab: WhisperVocab, seed: number): WhisperWeights {
   const dims: WhisperDims = { ...TINY_WHISPER_DIMS, vocabSize: vocab.vocabSize };
   const { dModel: D, decoderFfn: F, vocabSize: V, targetPositions: T } = dims;
@@ -187,73 +152,80 @@ export function designTinyWhisper(vocab: WhisperVocab, seed: number): WhisperWei
   const rng = new Rng(seed);
   const enc = encoder(rng, dims);
 
-  // Token embeddings: the anchor (a large zero-mean pair, so LayerNorm scales stay steady), a
-  // small random identity in the query dims (the next word depends on the current one), and the
-  // <|notimestamps|> flag.
+  // Token embeddings: the anchor, a small random identity in the query dims (the next word
+  // depends on the current one), and the flags of <|notimestamps|> and <|startoftranscript|>
+  // (whose query dims stay empty, so its row's scale at every position is known).
   const embed = zeros(V * D);
   for (let t = 0; t < V; t++) {
     embed[t * D + DIM.anchorPlus] = ANCHOR;
     embed[t * D + DIM.anchorMinus] = -ANCHOR;
-    for (let d = DIM.query[0]; d < DIM.query[1]; d++) embed[t * D + d] = rng.normal() * 0.2;
+    if (t !== vocab.sot) for (let d = DIM.query[0]; d < DIM.query[1]; d++) embed[t * D + d] = rng.normal() * 0.2;
   }
   embed[vocab.noTimestamps * D + DIM.noTimestampsFlag] = 1;
+  embed[vocab.sot * D + DIM.sotFlag] = 1;
 
-  // Positions: random queries and content (what varies along the transcript) and the schedule.
-  const codeOf = new Map([...new Set(SCHEDULE.timestampAt.values())].map((k, i) => [k, i]));
-  if (codeOf.size > DIM.timestampCode[1] - DIM.timestampCode[0]) throw new Error('too many scheduled timestamps for their code dims');
+  // Positions: random queries and content (what varies along the transcript), each part of one
+  // norm and mean 0 at every position, and the constant word and special drives.
   const positions = zeros(T * D);
   for (let q = 0; q < T; q++) {
     const row = q * D;
-    for (let d = DIM.query[0]; d < DIM.query[1]; d++) positions[row + d] = rng.normal() * 0.35;
-    for (let d = DIM.content[0]; d < DIM.content[1]; d++) positions[row + d] = rng.normal() * (2.5 / Math.sqrt(DIM.content[1] - DIM.content[0]));
-    positions[row + DIM.eos] = q >= SCHEDULE.eosAt ? 1 : -1;
-    const k = SCHEDULE.timestampAt.get(q);
-    positions[row + DIM.timestamp] = k === undefined ? -1 : 1;
-    if (k !== undefined) positions[row + DIM.timestampCode[0] + codeOf.get(k)!] = 1;
+    fixedNorm(rng, DIM.query[1] - DIM.query[0], 1).forEach((v, i) => (positions[row + DIM.query[0] + i] = v));
+    fixedNorm(rng, DIM.content[1] - DIM.content[0], 3).forEach((v, i) => (positions[row + DIM.content[0] + i] = v));
     positions[row + DIM.word] = 1;
     positions[row + DIM.special] = 1;
-    // The code of this position's frame, as the encoder's sinusoid channels hold it.
-    const frame = alignFrame(q);
-    if (frame !== undefined) ENCODER_ALIGN_CHANNELS.forEach((c, i) => {
-      const angle = frame * Math.exp((-Math.log(10000) * c) / (D / 2 - 1));
-      positions[row + DIM.align[0] + i] = Math.sin(angle);
-      positions[row + DIM.align[0] + ENCODER_ALIGN_CHANNELS.length + i] = Math.cos(angle);
-    });
   }
+
+  // <|startoftranscript|>'s LayerNorm scale at layers 0 and 1 (the same at every position): the
+  // flags copied from it are calibrated to 1 with it.
+  const sotRow = Float32Array.from({ length: D }, (_, d) => embed[vocab.sot * D + d]! + positions[d]!);
+  const sotScale0 = layerNormScale(sotRow);
+  sotRow[DIM.afterSot] = 1;
+  const sotScale1 = layerNormScale(sotRow);
 
   const layers: DecoderLayer[] = [];
   for (let i = 0; i < dims.decoderLayers; i++) {
     const self = zeroAttention(D);
+    let cross = zeroAttention(D);
+    let mlp: Mlp = { fc1: zeros(D * F), fc1Bias: zeros(F), fc2: zeros(F * D), fc2Bias: zeros(D) };
     if (i === 0) {
       // Head 0 finds <|notimestamps|> (score ≈ 16 against 0) and copies its flag into the mode dim.
-      self.q[DIM.anchorPlus * D + 0] = 3.2;
-      self.k[DIM.noTimestampsFlag * D + 0] = 3.2;
-      self.v[DIM.noTimestampsFlag * D + 0] = 1;
+      readAnchor(self.q, D, 0, 3.2);
+      readFlag(self.k, D, 0, DIM.noTimestampsFlag, 3.2);
+      readFlag(self.v, D, 0, DIM.noTimestampsFlag, 1);
       self.out[0 * D + DIM.mode] = 0.8;
-    } else {
-      // A little history: queries, keys and values from the query dims, written into the content.
+      // Head 1 finds <|startoftranscript|> (score ≈ 25) and writes 1 into afterSot from it on.
+      readAnchor(self.q, D, hd, 4);
+      readFlag(self.k, D, hd, DIM.sotFlag, 4);
+      readFlag(self.v, D, hd, DIM.sotFlag, 1);
+      self.out[hd * D + DIM.afterSot] = sotScale0;
+      // No cross-attention and no MLP here: <|startoftranscript|>'s scale at layer 1 stays known.
+    } else if (i === 1) {
+      // Heads 1–3: a little history, from the query dims into the content.
       self.q = rowsOnly(rng, D, DIM.query, 0.8);
       self.k = rowsOnly(rng, D, DIM.query, 0.8);
       self.v = rowsOnly(rng, D, DIM.query, 0.8);
       self.out = columnsOnly(rng, D, DIM.content, 0.15);
-    }
-    // Cross-attention: queries from the query dims, random keys and values over the encoder
-    // states, the context written into the content dims only.
-    const cross: Attention = {
-      q: rowsOnly(rng, D, DIM.query, 1.34),
-      qBias: zeros(D),
-      k: rng.normals(D * D, 1.34 / Math.sqrt(D)),
-      v: rng.normals(D * D, 1 / Math.sqrt(D)),
-      vBias: zeros(D),
-      out: columnsOnly(rng, D, DIM.content, 1.6 / Math.sqrt(D)),
-      outBias: zeros(D),
-    };
-    if (i === dims.decoderLayers - 1) {
+      for (const m of [self.q, self.k, self.v]) for (let r = 0; r < D; r++) m.fill(0, r * D, r * D + hd);
+      self.out.fill(0, 0, hd * D);
+      // Head 0 counts: keys 0 from <|startoftranscript|> on, about −15 before it (afterSot read
+      // against the anchor, so LayerNorm's scale cancels), a constant query: even attention over
+      // the r + 1 tokens since it, and a value only on it: 1/(r + 1) into DIM.count.
+      readAnchor(self.q, D, 0, 3);
+      readAnchor(self.k, D, 0, -2.8);
+      readFlag(self.k, D, 0, DIM.afterSot, 2.8 * ANCHOR);
+      readFlag(self.v, D, 0, DIM.sotFlag, 1);
+      self.out[0 * D + DIM.count] = sotScale1;
+      cross = broadCross(rng, D, 3);
+      contrastHeads(cross, D, hd);
+      scheduleMlp(mlp, D, F, ANCHOR);
+    } else {
+      cross = broadCross(rng, D, 0);
       alignmentHeads(cross, D, hd);
-      // Their values (the audio at the word's frames) add to the content, less than the broad heads'.
-      cross.out = columnsOnly(rng, D, DIM.content, 0.8 / Math.sqrt(D));
+      // Their values (the audio at the word's frames) add to the content.
+      cross.out = columnsOnly(rng, D, DIM.content, 1.2 / Math.sqrt(D));
+      mlp = randomMlp(rng, D, F, 0.01);
+      for (let n = 0; n < F; n++) mlp.fc2[n * D + DIM.zero] = 0;
     }
-    const mlp = randomMlp(rng, D, F, 0.01);
     layers.push({ selfNorm: norm(D), self, crossNorm: norm(D), cross, mlpNorm: norm(D), mlp });
   }
 
@@ -264,7 +236,9 @@ export function designTinyWhisper(vocab: WhisperVocab, seed: number): WhisperWei
   const randomContent = (t: number, scale: number) => rng.unit(contentDims).forEach((v, j) => set(DIM.content[0] + j, t, v * scale));
   for (let t = 0; t < vocab.textSize; t++) {
     randomContent(t, 4);
-    set(DIM.word, t, isWord(vocab.tokens[t]!) ? 6 : -6);
+    set(DIM.word, t, isWord(vocab.tokens[t]!) ? 14 : -14);
+    // Against the token's own identity (in the query dims): the current word is seldom the next.
+    for (let d = DIM.query[0]; d < DIM.query[1]; d++) set(d, t, -4 * embed[t * D + d]!);
   }
   set(DIM.eos, vocab.eot, 40);
   for (let id = vocab.eot + 1; id < vocab.timestampBegin; id++) {
@@ -272,13 +246,53 @@ export function designTinyWhisper(vocab: WhisperVocab, seed: number): WhisperWei
     // Languages also read the content: language detection depends on the audio.
     if (id > vocab.sot && id < vocab.translate) randomContent(id, 4);
   }
+  const codes = [...new Set(SCHEDULE.timestampAt.values())];
   for (let k = 0; k < vocab.vocabSize - vocab.timestampBegin; k++) {
     const id = vocab.timestampBegin + k;
     set(DIM.timestamp, id, 40);
-    set(DIM.mode, id, -100);
-    const code = codeOf.get(k);
-    if (code !== undefined) set(DIM.timestampCode[0] + code, id, 25);
+    set(DIM.mode, id, -400);
+    if (codes.includes(k)) set(DIM.timestampCode[0] + codes.indexOf(k), id, 25);
+  }
+
+  // Each column sums to zero through the zero dim: the final LayerNorm's mean then cancels out of
+  // every logit (Σ_d (x_d − μ)·w_d = Σ_d x_d·w_d), where it would otherwise tilt tokens by their column sums.
+  for (let t = 0; t < V; t++) {
+    let sum = 0;
+    for (let d = 0; d < D; d++) if (d !== DIM.zero) sum += proj[d * V + t]!;
+    proj[DIM.zero * V + t] = -sum;
   }
 
   return { dims, ...enc, embedTokens: embed, decoderPositions: positions, decoderLayers: layers, decoderNorm: norm(D), projOut: proj };
+}
+
+/**
+ * Heads 2 and 3 of `cross` become heads 0 and 1 with a zero query (even attention over every
+ * frame) and the opposite output: the content is what heads 0 and 1 heard less the average over
+ * the whole window, so the part every window shares (which would pick the same word everywhere)
+ * cancels out.
+ */
+function contrastHeads(cross: Attention, D: number, hd: number): void {
+  for (const [from, to] of [[0, 2], [1, 3]] as const) {
+    for (let r = 0; r < D; r++) {
+      for (let c = 0; c < hd; c++) {
+        cross.q[r * D + to * hd + c] = 0;
+        cross.k[r * D + to * hd + c] = 0;
+        cross.v[r * D + to * hd + c] = cross.v[r * D + from * hd + c]!;
+      }
+    }
+    for (let c = 0; c < hd; c++) for (let d = 0; d < D; d++) cross.out[(to * hd + c) * D + d] = -cross.out[(from * hd + c) * D + d]!;
+  }
+}
+
+/** Cross-attention with random queries from the query dims and random keys and values over the encoder states, written into the content (scale `out`). */
+function broadCross(rng: Rng, D: number, out: number): Attention {
+  return {
+    q: rowsOnly(rng, D, DIM.query, 1.34),
+    qBias: zeros(D),
+    k: rng.normals(D * D, 1.34 / Math.sqrt(D)),
+    v: rng.normals(D * D, 1 / Math.sqrt(D)),
+    vBias: zeros(D),
+    out: columnsOnly(rng, D, DIM.content, out / Math.sqrt(D)),
+    outBias: zeros(D),
+  };
 }

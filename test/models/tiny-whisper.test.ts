@@ -145,7 +145,8 @@ describe('tiny-whisper: the folder', () => {
       // The present encoder K/V of the first pass, kept as transformers.js keeps them (the cache branch returns empty ones).
       const encoderKv = Object.fromEntries(Object.entries(out).filter(([n]) => n.includes('.encoder.')));
       const V = whole.logits!.dims[2]!;
-      const F = whole['cross_attentions.1']!.dims[3]!;
+      const lastCross = `cross_attentions.${LAYERS - 1}`;
+      const F = whole[lastCross]!.dims[3]!;
       for (let p = 3; p < ids.length; p++) {
         out = await run([ids[p]!], { ...(out as Record<string, ort.Tensor>), ...encoderKv });
         expect(out['present.0.encoder.key']!.dims).toEqual([0, HEADS, 1, HEAD_DIM]);
@@ -155,8 +156,8 @@ describe('tiny-whisper: the folder', () => {
         let diff = 0;
         for (let t = 0; t < V; t++) diff = Math.max(diff, Math.abs(step[t]! - ref[t]!));
         expect(diff).toBeLessThan(1e-3);
-        const cross = out['cross_attentions.1']!.data as Float32Array;
-        const crossRef = (whole['cross_attentions.1']!.data as Float32Array).subarray(p * F, (p + 1) * F); // head 0
+        const cross = out[lastCross]!.data as Float32Array;
+        const crossRef = (whole[lastCross]!.data as Float32Array).subarray(p * F, (p + 1) * F); // head 0
         expect(Math.max(...cross.subarray(0, F).map((x, j) => Math.abs(x - crossRef[j]!)))).toBeLessThan(1e-5);
       }
     } finally {
@@ -188,6 +189,21 @@ describe('tiny-whisper on the automatic-speech-recognition pipeline', () => {
     const ids = Array.from(out.data, Number);
     expect(ids.at(-1)).toBe(tokenizer.convert_tokens_to_ids('<|endoftext|>'));
     expect(ids.length).toBeLessThan(64);
+  });
+
+  it('counts its steps from <|startoftranscript|>: a prompt before it (<|startofprev|> …) leaves the length as it is', async () => {
+    const features = (await asr.processor(SIGNALS.sine)) as { input_features: unknown };
+    const id = (t: string) => tokenizer.convert_tokens_to_ids(t) as number;
+    const start = [id('<|startoftranscript|>'), id('<|en|>'), id('<|transcribe|>'), id('<|notimestamps|>')];
+    const prompt = [id('<|startofprev|>'), ...tokenizer.encode(' a prompt of some words, as a previous window would give', { add_special_tokens: false })];
+    const generated = async (prefix: number[]) => {
+      const out = (await asr.model.generate({ inputs: features.input_features, decoder_input_ids: prefix } as never)) as { data: BigInt64Array };
+      return Array.from(out.data, Number).slice(prefix.length);
+    };
+    const plain = await generated(start);
+    const prompted = await generated([...prompt, ...start]);
+    expect(prompted.at(-1)).toBe(id('<|endoftext|>'));
+    expect(prompted.length).toBe(plain.length);
   });
 
   it('gives segments with timestamps (return_timestamps: true)', async () => {
