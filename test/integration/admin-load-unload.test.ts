@@ -59,7 +59,28 @@ describe('admin load and unload', () => {
     expect(await s.metric('hearth_model_unloads_total', { model: 'svc/tiny-embed', reason: 'idle' })).toBe(1);
   });
 
-  it('waits for a stream in flight on a plain unload, and cuts it with an SSE error event with force', async () => {
+  it('answers a plain unload only once the stream in flight on the model has ended whole', async () => {
+    const stream = await s.post('/v1/chat/completions', chatBody({ stream: true, max_tokens: 2000, ignore_eos: true }));
+    const reader = stream.body!.getReader();
+    await reader.read();
+    let unloadedAt = 0;
+    const unload = s.post('/admin/models/svc/tiny-chat/unload', {}, s.admin).then((r) => ((unloadedAt = Date.now()), r));
+    let text = '';
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const ended = Date.now();
+    expect(text).toMatch(/"finish_reason":"length"/);
+    expect(text).not.toMatch(/"error"/);
+    expect((await unload).status).toBe(200);
+    expect(unloadedAt).toBeGreaterThanOrEqual(ended - 50);
+    expect((await s.models())['svc/tiny-chat']!.status).toBe('unloaded');
+  });
+
+  it('cuts a stream in flight with an SSE error event on an unload with force', async () => {
     const stream = await s.post('/v1/chat/completions', chatBody({ stream: true, max_tokens: 2000, ignore_eos: true }));
     const reader = stream.body!.getReader();
     await reader.read();

@@ -41,6 +41,15 @@ describe('serve --load on-demand', () => {
     expect(await s.metric('hearth_models_loaded')).toBe(1);
   });
 
+  it('counts a request that loads its model once against the rate limit', async () => {
+    const remaining = (r: Response) => Number(r.headers.get('x-ratelimit-remaining-requests'));
+    const warm = await s.post('/v1/chat/completions', chatBody({ max_tokens: 4 }));
+    expect(warm.status).toBe(200);
+    const loading = await s.post('/v1/score', { model: 'svc/tiny-rerank', text_1: 'a', text_2: 'b' });
+    expect(loading.status).toBe(200);
+    expect(remaining(loading)).toBe(remaining(warm) - 1);
+  });
+
   it('loads once for four concurrent requests for an unloaded model', async () => {
     const answers = await Promise.all([0, 1, 2, 3].map((i) => s.post('/v1/embeddings', { model: 'svc/tiny-embed', input: `text ${i}` })));
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
