@@ -102,6 +102,21 @@ describe('transcriptions in every response_format with a stub engine', () => {
     expect(req.id).toMatch(/^transcript-/);
   });
 
+  test('hands the engine samples the front door decoded, and the file itself when its decoder fails or throws', async () => {
+    const samples = new Float32Array([0.1, -0.1]);
+    const decoded = setupAudio({ decodeAudio: async () => samples });
+    expect((await decoded.postForm(T, audioFields())).status).toBe(200);
+    expect(decoded.engine.transcribeCalls[0]!.samples).toEqual(samples);
+    expect(decoded.engine.transcribeCalls[0]!.audio).toHaveLength(0);
+    for (const decodeAudio of [async () => Promise.reject(new Error('no')), () => { throw new Error('sync'); }]) {
+      const s = setupAudio({ decodeAudio: decodeAudio as () => Promise<Float32Array> });
+      expect((await s.postForm(T, audioFields())).status).toBe(200);
+      expect(s.engine.transcribeCalls[0]!.samples).toBeUndefined();
+      expect(s.engine.transcribeCalls[0]!.audio.length).toBeGreaterThan(0);
+      expect(s.access.holds.every((h) => h.settled)).toBe(true);
+    }
+  });
+
   test('passes keep_alive on as the other model routes do, a form\'s string read as Ollama reads it', async () => {
     const { postForm, engine } = setupAudio();
     expect((await postForm(T, audioFields({ keep_alive: '5m' }))).status).toBe(200);

@@ -246,7 +246,7 @@ export class StubEngine implements EngineApi {
     try {
       const s = this.transcribeScript(req);
       if (s.error !== undefined) throw s.error;
-      if (req.audio.length === 0) throw new EngineError('invalid_value', 'The file holds no audio.', 'file');
+      if (req.audio.length === 0 && !req.samples) throw new EngineError('invalid_value', 'The file holds no audio.', 'file');
       const duration = s.duration ?? 4.25;
       if (req.max_seconds !== undefined && duration > req.max_seconds) {
         throw new EngineError('invalid_value', `The audio is ${duration} s long; this server takes at most ${req.max_seconds} s.`, 'file');

@@ -40,7 +40,8 @@ function audioRoute(deps: RouteDeps, parse: (fields: Record<string, unknown>) =>
     const audio = new Uint8Array(await call.file.arrayBuffer());
     const charge = await reserveAudio(runtime, c.get('principal'), model.id, audio, deps.limits.audioSeconds);
     // Decoded here where the front door can (the page's Web Audio), else by the engine's decoders.
-    const samples = await deps.decodeAudio?.(audio).catch(() => undefined);
+    // (A decoder that throws rather than rejects must not leave the hold taken above unsettled.)
+    const samples = deps.decodeAudio && (await Promise.resolve(audio).then(deps.decodeAudio).catch(() => undefined));
     const file = samples ? { audio: new Uint8Array(), samples } : { audio };
     const req: TranscribeRequest = { id: randomId('transcript-'), model: model.id, ...file, ...call.engine, max_seconds: deps.limits.audioSeconds, ...call.keepAlive };
     return call.stream ? streamed(engine, req, charge, c) : whole(engine, req, charge, call, c);
