@@ -3,6 +3,7 @@ import { writeFixtures } from '../../../models/index.js';
 import { createAccess } from '../../access/access.js';
 import { openStore } from '../../access/open-store.js';
 import { createRouter } from '../../api/router.js';
+import { nodeAudioDecoder } from './audio-decoder.js';
 import { CUDA_INSTALL_HINT, cudaProviderInstalled } from '../../backends/node.js';
 import { startNodeEngine } from '../../engine/client/node.js';
 import { createRuntime } from '../../runtime.js';
@@ -123,7 +124,9 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
   const stopStateLog = logModelStates(engine, (level, msg, fields) => logger[level](fields, msg));
   const { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes, imageUrlHosts, maxAudioBytes, maxAudioSeconds } = opts;
   const imageUrls = imageUrlHosts?.length ? { hosts: imageUrlHosts } : undefined;
-  const app = createRouter(runtime, { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes, imageUrls, maxAudioBytes, maxAudioSeconds });
+  // Uploads decode in a worker of their own: minutes of audio never stall the HTTP loop or the engine's steps.
+  const audio = nodeAudioDecoder();
+  const app = createRouter(runtime, { maxBodyBytes, maxEmbeddingInputs, maxEmbeddingTokens, maxGenerations, maxImages, maxImageBytes, imageUrls, maxAudioBytes, maxAudioSeconds, decodeAudio: audio.decode });
 
   // Every answer, even to a request the router never sees, is an envelope with an x-request-id.
   const server = await new Promise<HttpServer>((resolve, reject) => {
@@ -176,6 +179,7 @@ export async function serve(opts: ServeOptions = {}): Promise<RunningServer> {
         await local.terminate(Math.max(0, drainMs - (Date.now() - started)));
         await runtime.close();
         await upstreamHttp.close();
+        await audio.close();
       })()),
   };
 }
