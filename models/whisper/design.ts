@@ -3,7 +3,7 @@
 // short, audio-dependent texts that end, and timestamps when asked:
 //  - the encoder is random: different audio gives different encoder states;
 //  - cross-attention heads with random queries (from the position and the current token) over
-//    random keys write an audio-dependent "content" vector (less the window's average, which two
+//    random keys write an audio-dependent "content" vector (less the window's average, which
 //    mirror heads subtract), which the output projection reads against a random vector per text
 //    token: which words come out depends on the audio; whole words (" the", " and", …) carry a
 //    bonus, so words split on spaces, and the current word a penalty;
@@ -139,6 +139,13 @@ function fixedNorm(rng: Rng, n: number, norm: number): number[] {
   return centred.map((x) => x * k);
 }
 
+/** LayerNormalization of `x` (weight 1, bias 0). */
+function layerNormed(x: Float32Array): Float64Array {
+  const mean = x.reduce((a, b) => a + b, 0) / x.length;
+  const scale = layerNormScale(x);
+  return Float64Array.from(x, (v) => (v - mean) / scale);
+}
+
 /** What LayerNormalization divides `x` by. */
 function layerNormScale(x: Float32Array): number {
   const mean = x.reduce((a, b) => a + b, 0) / x.length;
@@ -216,18 +223,41 @@ export function designTinyWhisper(vocab: WhisperVocab, seed: number): WhisperWei
       readFlag(self.v, D, 0, DIM.sotFlag, 1);
       self.out[0 * D + DIM.count] = sotScale1;
       cross = broadCross(rng, D, 3);
-      contrastHeads(cross, D, hd);
       scheduleMlp(mlp, D, F, ANCHOR);
     } else {
       cross = broadCross(rng, D, 0);
       alignmentHeads(cross, D, hd);
-      // Their values (the audio at the word's frames) add to the content.
+      // Head 0's values (the audio at the word's frames) add to the content.
       cross.out = columnsOnly(rng, D, DIM.content, 1.2 / Math.sqrt(D));
+      cross.out.fill(0, hd * D);
       mlp = randomMlp(rng, D, F, 0.01);
       for (let n = 0; n < F; n++) mlp.fc2[n * D + DIM.zero] = 0;
     }
     layers.push({ selfNorm: norm(D), self, crossNorm: norm(D), cross, mlpNorm: norm(D), mlp });
   }
+  // Layer 1's heads 1 and 2 take the window's average out of what layer 1's head 0 and layer 2's
+  // head 0 hear; head 3 is left empty.
+  const [, l1, l2] = layers as [DecoderLayer, DecoderLayer, DecoderLayer];
+  averageOut(l1.cross, 1, l1.cross, 0, D, hd);
+  averageOut(l1.cross, 2, l2.cross, 0, D, hd);
+  for (const m of [l1.cross.q, l1.cross.k, l1.cross.v]) for (let r = 0; r < D; r++) m.fill(0, r * D + 3 * hd, r * D + 4 * hd);
+  l1.cross.out.fill(0, 3 * hd * D, 4 * hd * D);
+
+  // The content at position 0 that no audio changes: the position's own, and layer 1's history
+  // heads on <|startoftranscript|> alone (it attends only to itself there), made orthogonal.
+  const h0 = layerNormed(sotRow);
+  const history = new Float64Array(D);
+  const l1self = layers[1]!.self;
+  for (let c = hd; c < D; c++) {
+    let v = 0;
+    for (let d = 0; d < D; d++) v += h0[d]! * l1self.v[d * D + c]!;
+    for (let d = 0; d < D; d++) history[d]! += v * l1self.out[c * D + d]!;
+  }
+  const own = Float64Array.from(positions.subarray(DIM.content[0], DIM.content[1]));
+  const heard = history.slice(DIM.content[0], DIM.content[1]);
+  const ownNorm = own.reduce((a, x) => a + x * x, 0);
+  const overlap = heard.reduce((a, x, j) => a + x * own[j]!, 0) / ownNorm;
+  const fixedContentAtStart = [own, heard.map((x, j) => x - overlap * own[j]!)];
 
   // The output projection reads the designed dims.
   const proj = zeros(D * V);
@@ -243,8 +273,19 @@ export function designTinyWhisper(vocab: WhisperVocab, seed: number): WhisperWei
   set(DIM.eos, vocab.eot, 40);
   for (let id = vocab.eot + 1; id < vocab.timestampBegin; id++) {
     set(DIM.special, id, -40);
-    // Languages also read the content: language detection depends on the audio.
-    if (id > vocab.sot && id < vocab.translate) randomContent(id, 4);
+    // Languages also read the content: language detection depends on the audio. Detection reads
+    // the step at <|startoftranscript|>, at position 0, where the content also holds two parts the
+    // same for every audio (the position's own, and what layer 1's history heads make of it):
+    // those are taken out of the language vectors, so what they compare is what was heard.
+    if (id > vocab.sot && id < vocab.translate) {
+      randomContent(id, 4);
+      for (const fixed of fixedContentAtStart) {
+        let dot = 0;
+        let nn = 0;
+        fixed.forEach((x, j) => ((dot += x * proj[(DIM.content[0] + j) * V + id]!), (nn += x * x)));
+        if (nn > 0) fixed.forEach((x, j) => (proj[(DIM.content[0] + j) * V + id]! -= (dot / nn) * x));
+      }
+    }
   }
   const codes = [...new Set(SCHEDULE.timestampAt.values())];
   for (let k = 0; k < vocab.vocabSize - vocab.timestampBegin; k++) {
@@ -266,22 +307,20 @@ export function designTinyWhisper(vocab: WhisperVocab, seed: number): WhisperWei
 }
 
 /**
- * Heads 2 and 3 of `cross` become heads 0 and 1 with a zero query (even attention over every
- * frame) and the opposite output: the content is what heads 0 and 1 heard less the average over
- * the whole window, so the part every window shares (which would pick the same word everywhere)
- * cancels out.
+ * Head `to` of `cross` becomes head `from` of `source` with a zero query (even attention over
+ * every frame) and the opposite output: together they write what `from` heard less the average
+ * over the whole window, so the part every window shares (which would pick the same word
+ * everywhere, and the same language) cancels out. Both read the same encoder states.
  */
-function contrastHeads(cross: Attention, D: number, hd: number): void {
-  for (const [from, to] of [[0, 2], [1, 3]] as const) {
-    for (let r = 0; r < D; r++) {
-      for (let c = 0; c < hd; c++) {
-        cross.q[r * D + to * hd + c] = 0;
-        cross.k[r * D + to * hd + c] = 0;
-        cross.v[r * D + to * hd + c] = cross.v[r * D + from * hd + c]!;
-      }
+function averageOut(cross: Attention, to: number, source: Attention, from: number, D: number, hd: number): void {
+  for (let r = 0; r < D; r++) {
+    for (let c = 0; c < hd; c++) {
+      cross.q[r * D + to * hd + c] = 0;
+      cross.k[r * D + to * hd + c] = 0;
+      cross.v[r * D + to * hd + c] = source.v[r * D + from * hd + c]!;
     }
-    for (let c = 0; c < hd; c++) for (let d = 0; d < D; d++) cross.out[(to * hd + c) * D + d] = -cross.out[(from * hd + c) * D + d]!;
   }
+  for (let c = 0; c < hd; c++) for (let d = 0; d < D; d++) cross.out[(to * hd + c) * D + d] = -source.out[(from * hd + c) * D + d]!;
 }
 
 /** Cross-attention with random queries from the query dims and random keys and values over the encoder states, written into the content (scale `out`). */

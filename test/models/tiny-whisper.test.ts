@@ -7,7 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AutoTokenizer, env, pipeline, type AutomaticSpeechRecognitionPipeline, type PreTrainedTokenizer } from '@huggingface/transformers';
+import { AutoTokenizer, Tensor, env, pipeline, type AutomaticSpeechRecognitionPipeline, type PreTrainedTokenizer } from '@huggingface/transformers';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BUILDERS, writeFixtureFolder } from '../../models/fixtures.js';
@@ -237,6 +237,20 @@ describe('tiny-whisper on the automatic-speech-recognition pipeline', () => {
     // The alignment heads look at their word's frames: the words spread over the first second.
     expect(chunks!.at(-1)!.timestamp[0]).toBeGreaterThan(0.5);
     expect(chunks!.at(-1)!.timestamp[1]!).toBeLessThanOrEqual(2);
+  });
+
+  it('detects languages that depend on the audio (one step on <|startoftranscript|>, argmax over lang_to_id)', async () => {
+    const langToId = readJson('generation_config.json').lang_to_id as Record<string, number>;
+    const detected = new Set<string>();
+    for (const audio of Object.values(SIGNALS)) {
+      const features = (await asr.processor(audio)) as { input_features: unknown };
+      const sot = new Tensor('int64', BigInt64Array.of(BigInt(tokenizer.convert_tokens_to_ids('<|startoftranscript|>') as number)), [1, 1]);
+      const out = (await asr.model.forward({ input_features: features.input_features, decoder_input_ids: sot } as never)) as { logits: Tensor };
+      const logits = out.logits.data as Float32Array;
+      const [best] = Object.entries(langToId).sort((a, b) => logits[b[1]]! - logits[a[1]]!)[0]!;
+      detected.add(best);
+    }
+    expect(detected.size).toBeGreaterThan(1);
   });
 
   it('runs the translate task', async () => {
