@@ -70,6 +70,10 @@ const started = catalog().then((list) => startHearth({
     ? [{ id: 'svc/upstream', url: params.get('upstream')!, model: params.get('upstreamModel') ?? '', apiKey: params.get('upstreamKey') ?? undefined }]
     : undefined,
   engine: params.get('engine') === 'dedicated' ? 'dedicated' : 'auto',
+  // `?load=on-demand&keepAlive=5m&maxLoadedModels=1`: models loaded at their first request, idle ones unloaded.
+  load: params.get('load') === 'on-demand' ? 'on-demand' : undefined,
+  keepAlive: params.get('keepAlive') ?? undefined,
+  maxLoadedModels: params.has('maxLoadedModels') ? Number(params.get('maxLoadedModels')) : undefined,
   onProgress: showProgress,
 }));
 window.hearth = started;

@@ -200,6 +200,9 @@ function connection(): BrowserWorkerApi {
     remove: (id) => ops().remove(id),
     redeploy: (id, entry) => ops().redeploy(id, entry),
     stats: () => ops().stats(),
+    // Models on demand: a load waits for the model (a page's request loads it the same way).
+    loadModel: (id) => unlessDeviceLost(() => ops().loadModel(id)),
+    unloadModel: (id, opts) => ops().unloadModel(id, opts),
   };
 }
 
