@@ -88,9 +88,11 @@ export function suppressTokens(v: WhisperVocab): number[] {
   const enc = new BpeEncoder(v.text);
   const symbols = [...'"#()*+/:;<=>@[\\]^_`{|}~「」『』', ...'<< >> <<< >>> -- --- -( -[ (\' (" (( )) ((( ))) [[ ]] {{ }} ♪♪ ♪♪♪'.split(' ')];
   const misc = [...'♩♪♫♬♭♮♯'];
-  const out = new Set<number>([enc.encode(' -')[0]!, enc.encode(" '")[0]!]);
+  // " -" and " '" are one token each in GPT-2's vocabulary; here they count only when they are one too.
+  const out = new Set<number>([' -', " '"].map((s) => enc.encode(s)).filter((ids) => ids.length === 1).map((ids) => ids[0]!));
   for (const s of [...symbols, ...misc]) {
-    for (const ids of [enc.encode(s), enc.encode(' ' + s)]) if (ids.length === 1 || misc.includes(s)) out.add(ids[0]!);
+    // (A bare space would be the first token of " ♪" here, where GPT-2 has one for " â": it is left out.)
+    for (const ids of [enc.encode(s), enc.encode(' ' + s)]) if ((ids.length === 1 || misc.includes(s)) && v.text.vocab[ids[0]!] !== 'Ġ') out.add(ids[0]!);
   }
   for (const id of [v.sot, v.translate, v.transcribe, v.startOfLm, v.startOfPrev, v.noSpeech]) out.add(id);
   return [...out].sort((a, b) => a - b);
