@@ -4,7 +4,7 @@ import type { ModelState } from '../../engine/protocol.js';
 import { HELP_OPTION, parse } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { Io } from '../io.js';
-import { call, modelPath, positionalId, remoteOf } from './models.js';
+import { call, modelPath, positionalId, remoteOf } from '../remote.js';
 
 export async function loadOrUnload(action: 'load' | 'unload', args: string[], io: Io, help: string): Promise<number> {
   const cmd = `models ${action}`;

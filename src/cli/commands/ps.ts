@@ -4,7 +4,7 @@ import type { ModelState } from '../../engine/protocol.js';
 import { HELP_OPTION, parse } from '../args.js';
 import type { Io } from '../io.js';
 import { formatTable } from '../table.js';
-import { call, remoteOf } from './models.js';
+import { call, remoteOf } from '../remote.js';
 import { UsageError } from '../errors.js';
 
 export const PS_HELP = `Usage: hearth ps --url URL --key KEY [--json]
