@@ -91,6 +91,7 @@ export function createEngine(backend: Backend, options: EngineOptions = {}): Eng
   function newHost(entry: CatalogEntry): ModelHost {
     const host = new ModelHost(entry, backend, hostOptions, lazy || !residency.roomAtStart());
     void host.estimateBytes(); // size_mb, and the budget's figures, before the first load
+    if (host.status === 'starting') void host.ready.then(() => residency.started(host));
     return host;
   }
 

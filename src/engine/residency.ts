@@ -72,6 +72,11 @@ export class Residency {
     if (host.requests === 0) this.#arm(host, this.#keep.get(host) ?? this.keepAliveMs);
   }
 
+  /** An eager start's load has settled: an idle model's keep-alive starts now, as after a request. */
+  started(host: ModelHost): void {
+    if (host.loaded && host.requests === 0) this.#arm(host, this.keepAliveMs);
+  }
+
   /** Unloads the host (waiting for its requests unless `force`). */
   async unload(host: ModelHost, reason: UnloadReason, opts: { force?: boolean } = {}): Promise<void> {
     this.#disarm(host);

@@ -34,6 +34,25 @@ describe('eviction', () => {
     expect(await statuses(engine)).toEqual({ 'svc/chat-a': 'ready', 'svc/chat-b': 'unloaded', 'svc/embed': 'ready' });
   });
 
+  it('unloads idle models to keep the loaded estimates within memoryBudgetMb', async () => {
+    engine = await onDemandEngine();
+    const size = (await stateOf(engine, 'svc/chat-a')).size_mb!;
+    await engine.dispose();
+    engine = await onDemandEngine({ memoryBudgetMb: size * 1.5 }); // room for one chat model, not two
+    await engine.generate(chatRequest('svc/chat-a'), () => {});
+    await engine.generate(chatRequest('svc/chat-b'), () => {});
+    expect(await statuses(engine)).toMatchObject({ 'svc/chat-a': 'unloaded', 'svc/chat-b': 'ready' });
+    expect(await unloadsOf(engine, 'svc/chat-a')).toEqual({ evicted: 1 });
+  });
+
+  it('loads only the first max-loaded-models models of an eager start; the others wait unloaded for a request', async () => {
+    engine = await onDemandEngine({ load: 'eager', maxLoadedModels: 2 });
+    expect(await statuses(engine)).toEqual({ 'svc/chat-a': 'starting', 'svc/chat-b': 'starting', 'svc/embed': 'unloaded' });
+    await until(engine, 'svc/chat-b', (m) => m.status === 'ready');
+    await engine.embed({ model: 'svc/embed', input: ['x'] });
+    expect(await statuses(engine)).toMatchObject({ 'svc/chat-a': 'unloaded', 'svc/embed': 'ready' });
+  });
+
   it('lets a stream in flight finish while the request for another model waits for its slot', async () => {
     engine = await onDemandEngine({ maxLoadedModels: 1 });
     const tokens: number[] = [];

@@ -25,6 +25,14 @@ describe('keep-alive', () => {
     expect(await unloadsOf(engine, 'svc/chat-a')).toEqual({ idle: 1 });
   });
 
+  it('unloads a model an eager start loaded once the keep-alive passes with no request', async () => {
+    engine = await onDemandEngine({ load: 'eager', keepAliveMs: 300 });
+    await until(engine, 'svc/chat-a', (m) => m.status === 'ready');
+    expect((await stateOf(engine, 'svc/chat-a')).expires_at).not.toBeNull();
+    await until(engine, 'svc/chat-a', (m) => m.status === 'unloaded', 5_000);
+    expect(await unloadsOf(engine, 'svc/chat-a')).toEqual({ idle: 1 });
+  });
+
   it('unloads the model as soon as a request with keep_alive 0 ends', async () => {
     engine = await onDemandEngine({ keepAliveMs: -1 });
     await engine.generate(chatRequest('svc/chat-a', { keep_alive_ms: 0 }), () => {});
