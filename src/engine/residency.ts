@@ -69,7 +69,9 @@ export class Residency {
     await this.#ready(host);
     // The request it was loaded for has not begun yet: keep it from eviction until it does.
     host.claimedUntil = Date.now() + CLAIM_MS;
-    if (host.requests === 0) this.#arm(host, this.#keep.get(host) ?? this.keepAliveMs);
+    // The server's keep-alive from now on: an earlier request's (a `0`, say) was for that request.
+    this.#keep.set(host, this.keepAliveMs);
+    if (host.requests === 0) this.#arm(host, this.keepAliveMs);
   }
 
   /** An eager start's load has settled: an idle model's keep-alive starts now, as after a request. */
