@@ -78,13 +78,13 @@ describe('eviction', () => {
   });
 
   it('answers model_not_ready with a retry-after when no slot frees within the load timeout', async () => {
-    engine = await onDemandEngine({ maxLoadedModels: 1, loadTimeoutMs: 300 });
-    const long = chatRequest('svc/chat-a', {}, { max_tokens: 1500, ignore_eos: true });
+    engine = await onDemandEngine({ maxLoadedModels: 1, loadTimeoutMs: 200 });
+    const long = chatRequest('svc/chat-a', {}, { max_tokens: 2000, ignore_eos: true });
     const stream = engine.generate(long, () => {});
     await until(engine, 'svc/chat-a', (m) => m.status === 'ready');
     const started = Date.now();
     const err = await engine.generate(chatRequest('svc/chat-b'), () => {}).catch((e: unknown) => e);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(180);
     expect(err).toMatchObject({ code: 'model_not_ready' });
     expect((err as { retryAfter?: number }).retryAfter).toBeGreaterThan(0);
     expect((err as Error).message).toMatch(/busy/);

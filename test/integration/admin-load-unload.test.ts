@@ -12,7 +12,7 @@ const cli = (args: string[]) => run(process.execPath, [...CLI, ...args]).then((r
 
 let s: OnDemandServer;
 beforeAll(async () => {
-  s = await startOnDemand(['--load', 'on-demand', '--keep-alive', '2s']);
+  s = await startOnDemand(['--load', 'on-demand', '--keep-alive', '5s']);
 });
 afterAll(() => s?.stop());
 
@@ -55,7 +55,7 @@ describe('admin load and unload', () => {
   it('unloads an idle model once --keep-alive has passed after its last request', async () => {
     expect((await s.post('/v1/embeddings', { model: 'svc/tiny-embed', input: 'x' })).status).toBe(200);
     expect((await s.models())['svc/tiny-embed']!.status).toBe('ready');
-    await untilStatus(s, 'svc/tiny-embed', 'unloaded', 6_000);
+    await untilStatus(s, 'svc/tiny-embed', 'unloaded', 15_000);
     expect(await s.metric('hearth_model_unloads_total', { model: 'svc/tiny-embed', reason: 'idle' })).toBe(1);
   });
 
