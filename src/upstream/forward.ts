@@ -36,7 +36,14 @@ export async function forward(pool: UpstreamPool, path: string, body: unknown, d
   const headers = upstreamHeaders(pool, deps);
   const order = pool.order();
   if (!order.length) throw upstreamError(pool.id, 'no upstream URL is healthy');
-  const payload = JSON.stringify(body);
+  // A multipart form (an audio upload) goes as its encoded bytes, boundary and all: a transport's
+  // fetch (undici's package) need not know this runtime's FormData class.
+  let payload: string | Uint8Array<ArrayBuffer>;
+  if (body instanceof FormData) {
+    const encoded = new Response(body);
+    headers['content-type'] = encoded.headers.get('content-type')!;
+    payload = new Uint8Array(await encoded.arrayBuffer());
+  } else payload = JSON.stringify(body);
   let last: ApiError | undefined;
   for (const target of order) {
     if (signal?.aborted) break;

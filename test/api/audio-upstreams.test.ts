@@ -1,6 +1,8 @@
 // The audio routes beside upstream models, with a stub engine: the engine as the node server
 // wraps it (withUpstreams) still transcribes local models, and a transcription model served by
-// an upstream is refused with a 400 naming the model (audio is not forwarded yet), never a 500.
+// an upstream gets the caller's form forwarded to the upstream's audio path, the model renamed,
+// with the upstream's answer relayed (test/integration/upstream-transcriptions.test.ts runs it
+// against a real upstream Hearth).
 import { describe, expect, it } from 'vitest';
 import { createRouter } from '../../src/api/router.js';
 import type { CatalogEntry } from '../../src/engine/protocol.js';
@@ -21,11 +23,14 @@ const REMOTE: CatalogEntry = {
 
 async function setup() {
   const sent: string[] = [];
+  const forms: FormData[] = [];
   const upstreams = new Upstreams({
     env: () => undefined,
-    transport: async (url) => {
+    transport: async (url, init) => {
       sent.push(url);
-      return Response.json({ object: 'list', data: [] });
+      if (!url.includes('/audio/')) return Response.json({ object: 'list', data: [] });
+      forms.push(await new Response(init.body, { headers: init.headers }).formData());
+      return Response.json({ text: 'from the upstream', usage: { type: 'duration', seconds: 2 } });
     },
   });
   const { engine, runtime: local } = setupAudio();
@@ -40,7 +45,7 @@ async function setup() {
     for (const [k, v] of Object.entries(fields)) form.append(k, v);
     return app.fetch(new Request('http://hearth.test/v1/audio/transcriptions', { method: 'POST', headers: AUTH, body: form }));
   };
-  return { engine, sent, upstreams, postForm };
+  return { engine, sent, forms, upstreams, postForm };
 }
 
 describe('the audio routes beside upstream models, with a stub engine', () => {
@@ -52,12 +57,16 @@ describe('the audio routes beside upstream models, with a stub engine', () => {
     upstreams.close();
   });
 
-  it('refuse an upstream transcription model with a 400 naming the model, sending nothing upstream', async () => {
-    const { sent, upstreams, postForm } = await setup();
-    const res = await postForm(audioFields({ model: REMOTE.id }));
-    expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ param: 'model', code: 'invalid_value', message: expect.stringMatching(/upstream/) });
-    expect(sent.filter((u) => u.includes('/audio/'))).toEqual([]);
+  it("forward an upstream transcription model's form to its audio path, the model renamed, and relay the answer", async () => {
+    const { engine, sent, forms, upstreams, postForm } = await setup();
+    const res = await postForm(audioFields({ model: REMOTE.id, language: 'de' }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ text: 'from the upstream', usage: { type: 'duration', seconds: 2 } });
+    expect(sent.filter((u) => u.includes('/audio/'))).toEqual(['http://gpu.test/v1/audio/transcriptions']);
+    expect(forms[0]!.get('model')).toBe('openai/whisper-large-v3');
+    expect(forms[0]!.get('language')).toBe('de');
+    expect(forms[0]!.get('file')).toBeInstanceOf(Blob);
+    expect(engine.transcribeCalls).toEqual([]);
     upstreams.close();
   });
 });

@@ -7,6 +7,8 @@
 import type { Transcription, TranscriptionTextDeltaEvent, TranscriptionTextDoneEvent } from 'openai/resources/audio/transcriptions';
 import type { TranscribeRequest, TranscribeResult, TranscriptDelta } from '../../engine/protocol.js';
 import { reserveAudio, type AudioCharge } from '../audio/charge.js';
+import { audioSecondsBound } from '../audio/duration-bound.js';
+import { answeredSeconds, forwardAudio, type AudioForward } from '../../upstream/audio.js';
 import { readAudioForm } from '../audio/form.js';
 import { durationUsage, transcriptResponse } from '../audio/respond.js';
 import { Channel } from '../channel.js';
@@ -25,20 +27,21 @@ type DoneEvent = Omit<TranscriptionTextDoneEvent, 'usage'> & { usage: Transcript
 
 type Engine = RouteDeps['runtime']['engine'];
 
+/** What a front door's decodeAudio gives: mono 16 kHz samples. */
+const SAMPLE_RATE = 16_000;
+
 function audioRoute(deps: RouteDeps, parse: (fields: Record<string, unknown>) => AudioCall) {
   return async (c: Ctx): Promise<Response> => {
-    const call = parse(formFields(await readAudioForm(c.req.raw, deps)));
+    const form = await readAudioForm(c.req.raw, deps);
+    const call = parse(formFields(form));
     const { runtime } = deps;
     const model = await resolveModel(runtime, call.model, 'transcription');
-    if (runtime.upstreams?.pool(model.id)) {
-      // TODO(issue 46): pass the multipart body through to the upstream's same path (model rewritten);
-      // upstream/forward.ts sends JSON bodies only so far.
-      throw invalidRequest(`The model \`${model.id}\` is served by an upstream engine, and audio is not forwarded to upstreams yet.`, 'model');
-    }
     const engine = runtime.engine;
-    if (!engine.transcribe) throw invalidRequest(`This server's engine does not transcribe audio, so \`${model.id}\` cannot be served.`, 'model');
+    const pool = runtime.upstreams?.pool(model.id);
+    if (!pool && !engine.transcribe) throw invalidRequest(`This server's engine does not transcribe audio, so \`${model.id}\` cannot be served.`, 'model');
     const audio = new Uint8Array(await call.file.arrayBuffer());
     const charge = await reserveAudio(runtime, c.get('principal'), model.id, audio, deps.limits.audioSeconds);
+    if (pool) return upstream(deps, c, { pool, deps: runtime.upstreams!.deps, signal: c.req.raw.signal, path: call.engine.task === 'translate' ? '/audio/translations' : '/audio/transcriptions', form }, audio, charge);
     // Decoded here where the front door can (the page's Web Audio), else by the engine's decoders.
     // (A decoder that throws rather than rejects must not leave the hold taken above unsettled.)
     const samples = deps.decodeAudio && (await Promise.resolve(audio).then(deps.decodeAudio).catch(() => undefined));
@@ -133,4 +136,38 @@ async function streamed(engine: Engine, req: TranscribeRequest, charge: AudioCha
     },
     { done: false, onCancel: cancel, requestId: c.get('requestId') },
   );
+}
+
+/**
+ * An upstream model's transcription: the form relayed (upstream/audio.ts), the answer passed on
+ * as it came, streams included. Charged the audio's duration as this front door decodes it (the
+ * same decoder a local model's file goes through), else as the upstream's answer states it, else
+ * the hold's bound: never nothing for a file that was served.
+ */
+async function upstream(deps: RouteDeps, c: Ctx, fwd: AudioForward, audio: Uint8Array, charge: AudioCharge): Promise<Response> {
+  const measured = deps.decodeAudio?.(audio).then((s) => (s ? s.length / SAMPLE_RATE : undefined)).catch(() => undefined) ?? Promise.resolve(undefined);
+  let res: Response;
+  try {
+    res = await forwardAudio(fwd);
+  } catch (err) {
+    await charge.settle(null);
+    throw err;
+  }
+  let settled = false;
+  const settle = async (text: string | undefined) => {
+    if (settled) return;
+    settled = true;
+    const seconds = (await measured) ?? (text !== undefined ? answeredSeconds(text) : undefined) ?? audioSecondsBound(audio, deps.limits.audioSeconds);
+    await charge.settle(seconds, text !== undefined);
+  };
+  const headers = { 'content-type': res.headers.get('content-type') ?? 'application/json', 'x-request-id': c.get('requestId') };
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    const text = await res.text();
+    await settle(text);
+    return new Response(text, { status: res.status, headers });
+  }
+  // A stream goes on chunk by chunk, and is charged once it has ended (or the client left).
+  const body = res.body!.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: () => settle(undefined) }));
+  c.req.raw.signal.addEventListener('abort', () => void settle(undefined), { once: true });
+  return new Response(body, { status: res.status, headers: { ...headers, 'cache-control': 'no-cache' } });
 }
