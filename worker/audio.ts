@@ -3,13 +3,7 @@
 // minutes of 44.1 kHz audio) blocks neither the HTTP server nor the engine's step loop.
 import { parentPort } from 'node:worker_threads';
 import { decodeAudio } from '../src/engine/speech/decode-audio.js';
-
-export interface AudioJob {
-  id: number;
-  bytes: Uint8Array;
-}
-
-export type AudioAnswer = { id: number; samples: Float32Array } | { id: number; error: string };
+import type { AudioAnswer, AudioJob } from '../src/front/node/audio-decoder.js';
 
 // One at a time: each decode is synchronous WASM work anyway.
 let queue = Promise.resolve();

@@ -134,9 +134,9 @@ describe('validateCheckpoint', () => {
       'no ONNX model: expected onnx/model.onnx or onnx/model_<dtype>.onnx',
     ]);
     await cp(join(dir, 'tiny-chat'), f, { recursive: true });
-    await writeFile(join(f, 'config.json'), JSON.stringify({ model_type: 'whisper' }));
+    await writeFile(join(f, 'config.json'), JSON.stringify({ model_type: 't5' }));
     const bad = await validateCheckpoint(fsReader, f).catch((e) => e);
-    expect(bad.message).toMatch(/model_type "whisper" is not supported/);
+    expect(bad.message).toMatch(/model_type "t5" is not supported/);
     await writeFile(join(f, 'config.json'), JSON.stringify({ model_type: 'llama' }));
     const q4 = await validateCheckpoint(fsReader, f, { entry: { id: 'svc/x', task: 'chat', dtype: { cpu: 'q4' } }, device: 'cpu' }).catch((e) => e);
     expect(q4.problems).toEqual(['onnx/model_q4.onnx is missing (dtype "q4" for cpu); the folder has dtypes: fp32']);

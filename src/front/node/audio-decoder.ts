@@ -3,7 +3,13 @@
 // A file it cannot decode is left to the engine, whose decoders say why in the 400.
 import { Worker } from 'node:worker_threads';
 import { workerFile, workerScript } from '../../engine/worker-script.js';
-import type { AudioAnswer } from '../../../worker/audio.js';
+
+/** What the worker is sent, and answers: mono 16 kHz samples, or why it could not decode. */
+export interface AudioJob {
+  id: number;
+  bytes: Uint8Array;
+}
+export type AudioAnswer = { id: number; samples: Float32Array } | { id: number; error: string };
 
 export function nodeAudioDecoder(): { decode(bytes: Uint8Array): Promise<Float32Array | undefined>; close(): Promise<void> } {
   let worker: Worker | undefined;
