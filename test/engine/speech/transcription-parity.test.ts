@@ -32,6 +32,14 @@ afterAll(async () => {
   await engine?.dispose();
 });
 
+/** transformers.js's own processor, tokenizer and model on the fixture folder, for references the pipeline does not give. */
+async function reference() {
+  const processor = await AutoProcessor.from_pretrained('tiny-whisper', { local_files_only: true });
+  const tokenizer = await AutoTokenizer.from_pretrained('tiny-whisper', { local_files_only: true });
+  const model = await WhisperForConditionalGeneration.from_pretrained('tiny-whisper', { device: 'cpu', dtype: 'fp32', local_files_only: true });
+  return { processor, tokenizer, model };
+}
+
 const signals = { tone: tone(2, 440), chirp: chirp(3, 200, 3000), noise: noise(1.5, 7), mixed: concat(tone(1, 880), noise(1, 3)) };
 
 describe('transcription parity with transformers.js', () => {
@@ -70,9 +78,7 @@ describe('transcription parity with transformers.js', () => {
   });
 
   it("gives transformers.js's word times (cross-attention, DTW and its word grouping)", async () => {
-    const processor = await AutoProcessor.from_pretrained('tiny-whisper', { local_files_only: true });
-    const tokenizer = await AutoTokenizer.from_pretrained('tiny-whisper', { local_files_only: true });
-    const model = await WhisperForConditionalGeneration.from_pretrained('tiny-whisper', { device: 'cpu', dtype: 'fp32', local_files_only: true });
+    const { processor, tokenizer, model } = await reference();
     try {
       for (const samples of [signals.chirp, signals.mixed]) {
         const { input_features } = await processor(samples);
@@ -109,9 +115,7 @@ describe('transcription parity with transformers.js', () => {
   });
 
   it('detects the language as the argmax over the language tokens after <|startoftranscript|>', async () => {
-    const processor = await AutoProcessor.from_pretrained('tiny-whisper', { local_files_only: true });
-    const tokenizer = await AutoTokenizer.from_pretrained('tiny-whisper', { local_files_only: true });
-    const model = await WhisperForConditionalGeneration.from_pretrained('tiny-whisper', { device: 'cpu', dtype: 'fp32', local_files_only: true });
+    const { processor, tokenizer, model } = await reference();
     const generation = (model as unknown as { generation_config: { lang_to_id: Record<string, number>; decoder_start_token_id: number } }).generation_config;
     try {
       for (const samples of Object.values(signals)) {
@@ -132,9 +136,7 @@ describe('transcription parity with transformers.js', () => {
   });
 
   it("puts a prompt after <|startofprev|> as Whisper does, and it changes the reply's prefix", async () => {
-    const processor = await AutoProcessor.from_pretrained('tiny-whisper', { local_files_only: true });
-    const tokenizer = await AutoTokenizer.from_pretrained('tiny-whisper', { local_files_only: true });
-    const model = await WhisperForConditionalGeneration.from_pretrained('tiny-whisper', { device: 'cpu', dtype: 'fp32', local_files_only: true });
+    const { processor, tokenizer, model } = await reference();
     const t = tokenizer as unknown as { encode(s: string, o: object): number[]; decode(ids: number[], o: object): string; convert_tokens_to_ids?: unknown };
     const id = (s: string) => t.encode(s, { add_special_tokens: false })[0]!;
     try {
