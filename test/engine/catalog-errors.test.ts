@@ -52,7 +52,7 @@ describe('catalog entries', () => {
       models: [entry(), entry({ id: 'svc/broken', task: 'chatty', context_length: -5, dtype: { tpu: 'fp32', cpu: 8 }, price: undefined })],
     });
     expect(msg).toBe(
-      'entry "svc/broken": task must be one of chat, completion, embedding, rerank, context_length must be more than 0, ' +
+      'entry "svc/broken": task must be one of chat, completion, embedding, rerank, transcription, context_length must be more than 0, ' +
         'dtype.cpu must be a string, dtype has unknown key tpu, price is missing',
     );
   });

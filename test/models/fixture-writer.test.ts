@@ -23,14 +23,17 @@ describe('writeFixtures', () => {
 
   it('writes the same bytes on every run', async () => {
     const [a, b] = [tmp(), tmp()];
-    expect(await writeFixtures({ outDir: a })).toEqual(['tiny-chat', 'tiny-embed', 'tiny-rerank']);
+    expect(await writeFixtures({ outDir: a })).toEqual(['tiny-chat', 'tiny-embed', 'tiny-rerank', 'tiny-whisper']);
     await writeFixtures({ outDir: b });
     for (const name of ['tiny-chat', 'tiny-embed', 'tiny-rerank']) {
       for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx']) {
         expect(hash(join(a, name, f)), `${name}/${f}`).toBe(hash(join(b, name, f)));
       }
     }
-    expect(readdirSync(a).sort()).toEqual(['tiny-chat', 'tiny-embed', 'tiny-rerank']); // no temp folders left
+    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'onnx/encoder_model.onnx', 'onnx/decoder_model_merged.onnx']) {
+      expect(hash(join(a, 'tiny-whisper', f)), `tiny-whisper/${f}`).toBe(hash(join(b, 'tiny-whisper', f)));
+    }
+    expect(readdirSync(a).sort()).toEqual(['tiny-chat', 'tiny-embed', 'tiny-rerank', 'tiny-whisper']); // no temp folders left
   });
 
   it('skips existing fixtures with ifMissing', async () => {
