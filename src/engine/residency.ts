@@ -99,6 +99,7 @@ export class Residency {
     let waitingFor = 'its load';
     for (;;) {
       if (host.status === 'ready' && host.loaded && !host.unloading) return;
+      if (Date.now() > deadline) throw timedOut(host, this.loadTimeoutMs, waitingFor);
       if (host.status === 'failed' || host.status === 'starting' || host.status === 'redeploying') throw notReady(host);
       let next: Promise<unknown>;
       if (host.unloading) next = host.unloading;
@@ -117,7 +118,9 @@ export class Residency {
    * (nothing idle enough) waits for a change. Returns what to wait for before looking again.
    */
   #makeRoomOrLoad(host: ModelHost, say: (why: string) => void): Promise<unknown> {
-    if (host.status !== 'unloaded' || host.loadingNow || host.unloading) return Promise.resolve();
+    // Between states (a load or an unload finishing): look again after a timer, never a resolved
+    // promise, whose microtask loop would starve the very callbacks that finish the change.
+    if (host.status !== 'unloaded' || host.loadingNow || host.unloading) return new Promise((r) => unref(setTimeout(r, 20)));
     const others = [...this.hosts()].filter((h) => h !== host && h.resident);
     let count = others.length + 1;
     let bytes = others.reduce((n, h) => n + (h.sizeBytes ?? 0), host.sizeBytes ?? 0);

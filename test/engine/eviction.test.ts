@@ -63,13 +63,16 @@ describe('eviction', () => {
   it('lets a stream in flight finish while the request for another model waits for its slot', async () => {
     engine = await onDemandEngine({ maxLoadedModels: 1 });
     const tokens: number[] = [];
-    const stream = engine.generate(chatRequest('svc/chat-a', {}, { max_tokens: 400, ignore_eos: true }), (ev) => tokens.push(...ev.token_ids));
+    // Long enough that it is still decoding when b asks, on a fast machine too.
+    const stream = engine.generate(chatRequest('svc/chat-a', {}, { max_tokens: 1500, ignore_eos: true }), (ev) => tokens.push(...ev.token_ids));
     await until(engine, 'svc/chat-a', (m) => m.status === 'ready');
+    while (tokens.length === 0) await new Promise((r) => setTimeout(r, 5));
     const other = engine.generate(chatRequest('svc/chat-b'), () => {});
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(tokens.length).toBeLessThan(1500); // a is still decoding
     expect((await stateOf(engine, 'svc/chat-b')).status).toBe('unloaded'); // waiting: a is busy
     const a = await stream;
-    expect(a.completion_tokens).toBe(400);
+    expect(a.completion_tokens).toBe(1500);
     expect(a.finish_reason).toBe('length');
     const b = await other;
     expect(b.completion_tokens).toBeGreaterThan(0);
