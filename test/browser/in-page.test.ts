@@ -71,7 +71,8 @@ for (const device of ['wasm', 'webgpu'] as const) {
       expect(r.embeddings).toMatchObject({ count: 2, dim: 1536 });
       expect(r.embeddings.norm).toBeCloseTo(1, 4);
       expect(r.unauthorized).toEqual({ status: 401, code: 'invalid_api_key' });
-      expect(r.health).toEqual({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' }, engine: { kind: 'shared', pages: 1 } });
+      expect(r.health).toMatchObject({ status: 'ok', models: { 'svc/tiny-chat': 'ready', 'svc/tiny-embed': 'ready' }, engine: { kind: 'shared', pages: 1 } });
+      expect(r.health.model_details['svc/tiny-chat']).toMatchObject({ status: 'ready', expires_at: null });
     }, 240_000);
 
     if (device === 'webgpu') {
